@@ -1,0 +1,53 @@
+# grpc-perflab: `make run` measures and renders; `make test` checks everything.
+# Both start from a fresh machine: the venv, apt packages, Go tools and builds are
+# installed by the recipes and roles below, never by hand.
+
+PYTHON     ?= python3
+VENV       := .venv
+BIN        := $(VENV)/bin
+PROFILE    ?= quick
+TOPOLOGY   ?= localhost
+INVENTORY  ?= inventory/$(TOPOLOGY).yml
+RUN_ID     ?=
+RUN        ?=
+PLAYBOOK   := $(BIN)/ansible-playbook -i $(INVENTORY)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+
+.PHONY: help venv setup run report test lint clean-smoke
+
+help:
+	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...]  set up, measure, collect, render"
+	@echo "make report  RUN=data/<run_id>                        re-render reports from raw data"
+	@echo "make test                                             every test (CI runs this)"
+	@echo "make setup                                            install everything on the hosts"
+	@echo "make lint                                             ruff + ansible-lint"
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
+
+setup: venv
+	$(PLAYBOOK) playbooks/setup.yml
+
+run: venv
+	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID))
+
+report: venv
+	@test -n "$(RUN)" || { echo "usage: make report RUN=data/<run_id>"; exit 2; }
+	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ansible-lint
+
+# Tests start real servers and ghz, so the hosts are set up first.
+# pytest exits 5 when it collects nothing: that is a failure here, not a pass.
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ansible-lint
+	$(BIN)/python -m pytest -ra

@@ -1,0 +1,95 @@
+"""The records a cell is made of: what to run (CellSpec) and what happened (CellRecord)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("ok", "failed", "bound")
+
+
+@dataclass
+class ServerSpec:
+    impl: str  # "<language>/<folder>" under servers/
+    options: dict[str, Any] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: the runner picks a free port
+    env: dict[str, str] = field(default_factory=dict)
+    ready_timeout_s: float = 60.0
+
+
+@dataclass
+class LoadSpec:
+    """How load is made. kind "ghz": ghz against proto/call; kind "client": a study client."""
+
+    kind: str
+    proto: str = ""
+    call: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 1
+    total: int | None = None  # ghz -n (the seed shape); None when duration-based
+    duration_s: float | None = None
+    warmup_total: int | None = None
+    warmup_s: float | None = None
+    ghz_version: str = ""  # empty: take it from the run's calibration.json
+    timeout_s: float = 600.0
+    client_impl: str = ""  # kind "client": "<language>/<folder>" of the client
+    client_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CellSpec:
+    run_id: str
+    study: str
+    cell_id: str
+    scenario: str
+    implementation: str
+    client: str
+    params: dict[str, Any]
+    repeat: int
+    server: ServerSpec
+    load: LoadSpec
+    # Some cells (calibration) must not be judged against the ceiling they establish.
+    bound_check: bool = True
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> CellSpec:
+        raw = dict(raw)
+        raw["server"] = ServerSpec(**raw["server"])
+        raw["load"] = LoadSpec(**raw["load"])
+        return cls(**raw)
+
+    @classmethod
+    def from_file(cls, path: Path) -> CellSpec:
+        return cls.from_dict(json.loads(path.read_text()))
+
+
+@dataclass
+class CellRecord:
+    """cell.json: everything about one cell except the raw tool output beside it."""
+
+    study: str
+    cell_id: str
+    scenario: str
+    implementation: str
+    client: str
+    params: dict[str, Any]
+    repeat: int
+    status: str
+    error: str
+    start: str
+    end: str
+    pinning: dict[str, Any]
+    hosts: dict[str, str]
+    run_id: str
+    spec: dict[str, Any]
+    tool_versions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def write(self, folder: Path) -> None:
+        (folder / "cell.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))

@@ -1,0 +1,148 @@
+"""`python -m perflab <command>`: the entry points Ansible and make call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from perflab.cell import CellSpec
+from perflab.impls import HostPaths, discover
+
+
+def host_paths(args: argparse.Namespace) -> HostPaths:
+    return HostPaths(home=Path(args.home).expanduser(), src=Path(args.src).expanduser())
+
+
+def cmd_cell(args: argparse.Namespace) -> int:
+    from perflab.runner import CellRunner
+
+    raw = sys.stdin.read() if args.spec == "-" else args.spec
+    try:
+        spec = CellSpec.from_dict(json.loads(raw))
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
+        return 2
+    runner = CellRunner(host_paths(args), Path(args.runs).expanduser())
+    record = runner.run(spec)
+    label = f"{args.progress} " if args.progress else ""
+    if record is None:
+        print(f"{label}{spec.study}/{spec.cell_id}: complete already, skipped")
+    else:
+        print(
+            f"{label}{spec.study}/{spec.cell_id}: {record.status}"
+            + (f": {record.error.splitlines()[0]}" if record.error else "")
+        )
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from perflab.matrix import MatrixError, expand
+
+    config = json.loads(Path(args.matrix).read_text()) if args.matrix else json.load(sys.stdin)
+    known = set(discover(Path(args.src) / "servers"))
+    try:
+        cells = expand(
+            args.run_id,
+            args.study,
+            config["matrix"],
+            config.get("profiles", {}),
+            args.profile,
+            known,
+        )
+    except MatrixError as exc:
+        print(f"matrix refused: {exc}", file=sys.stderr)
+        return 2
+    json.dump([asdict(cell) for cell in cells], sys.stdout)
+    return 0
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from perflab.manifest import host_facts
+
+    facts = host_facts(host_paths(args))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(facts, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from perflab.calibration import write_calibration
+
+    result = write_calibration(Path(args.run_dir))
+    print(result.reason)
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from perflab.manifest import write_manifest
+
+    write_manifest(Path(args.run_dir), args.profile, args.topology, Path(args.repo), args.start)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from perflab.report import render_run
+
+    for page in render_run(
+        Path(args.run_dir), Path(args.reference), Path(args.out), Path(args.notebooks)
+    ):
+        print(page)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="perflab", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def host_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--home", default="~/.perflab", help="the host prefix (venv/, bin/, gen/)")
+        p.add_argument("--src", default=".", help="a tree holding servers/ and proto/")
+
+    cell = sub.add_parser("cell", help="run one cell (skipped when complete)")
+    host_args(cell)
+    cell.add_argument("--spec", required=True, help="the cell spec as JSON, or - for stdin")
+    cell.add_argument("--runs", required=True, help="folder holding <run_id>/ folders")
+    cell.add_argument("--progress", default="", help="label such as [3/28] for the log line")
+    cell.set_defaults(func=cmd_cell)
+
+    matrix = sub.add_parser("matrix", help="validate and expand a study's matrix into cells")
+    matrix.add_argument("--study", required=True)
+    matrix.add_argument("--profile", required=True)
+    matrix.add_argument("--run-id", required=True)
+    matrix.add_argument("--src", default=".")
+    matrix.add_argument("--matrix", help="JSON file {matrix, profiles}; stdin when absent")
+    matrix.set_defaults(func=cmd_matrix)
+
+    facts = sub.add_parser("facts", help="write this host's facts and tool versions")
+    host_args(facts)
+    facts.add_argument("--out", required=True)
+    facts.set_defaults(func=cmd_facts)
+
+    calibrate = sub.add_parser("calibrate", help="pick ghz and the ceiling from calibration cells")
+    calibrate.add_argument("--run-dir", required=True)
+    calibrate.set_defaults(func=cmd_calibrate)
+
+    manifest = sub.add_parser("manifest", help="merge run and host facts into manifest.json")
+    manifest.add_argument("--run-dir", required=True)
+    manifest.add_argument("--profile", required=True)
+    manifest.add_argument("--topology", required=True)
+    manifest.add_argument("--start", required=True)
+    manifest.add_argument("--repo", default=".")
+    manifest.set_defaults(func=cmd_manifest)
+
+    report = sub.add_parser("report", help="render every study's notebook of a run to HTML")
+    report.add_argument("--run-dir", required=True)
+    report.add_argument("--out", required=True)
+    report.add_argument("--reference", default="data/reference")
+    report.add_argument("--notebooks", default="notebooks")
+    report.set_defaults(func=cmd_report)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,169 @@
+"""A run folder -> one tidy DataFrame, one row per (cell, metric).
+
+Columns: run_id, study, scenario, implementation, client, <params...>, repeat, metric,
+value, unit, plus cell_id and status. Nothing downstream needs to know which study or
+tool made a row. pandas is imported inside the functions so that host-side code can
+import perflab without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.parsers import (
+    MalformedRawFile,
+    Metric,
+    parse_client_json,
+    parse_ghz,
+    parse_resources,
+    parse_time_v,
+    raw_exists,
+    read_raw_text,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["MalformedRawFile", "load", "load_cells", "load_manifest", "load_reference"]
+
+ID_COLUMNS = ["run_id", "study", "scenario", "implementation", "client"]
+# Raw files each load kind must leave in a complete, non-failed cell.
+REQUIRED_RAW = {
+    "ghz": ("ghz.json", "time.txt", "resources.csv"),
+    "client": ("client.json", "time.txt", "resources.csv"),
+}
+PARSERS = {
+    "ghz.json": parse_ghz,
+    "client.json": parse_client_json,
+    "time.txt": parse_time_v,
+    "resources.csv": parse_resources,
+}
+
+
+def read_cell_json(path: Path) -> dict[str, Any]:
+    try:
+        cell = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MalformedRawFile(path, f"unreadable cell record ({exc})") from exc
+    missing = {"study", "cell_id", "scenario", "implementation", "status", "params"} - set(cell)
+    if missing:
+        raise MalformedRawFile(path, f"cell record lacks {sorted(missing)}")
+    return cell
+
+
+def cell_dirs(run_dir: Path) -> list[Path]:
+    """Complete cells only: a folder still named .partial-* was never finished."""
+    return sorted(
+        path.parent
+        for path in run_dir.glob("*/*/cell.json")
+        if not path.parent.name.startswith(".")
+    )
+
+
+def derived(metrics: list[Metric]) -> list[Metric]:
+    """CPU per call, when the cell counted calls and sampled CPU."""
+    by_name = {m.metric: m.value for m in metrics}
+    calls = by_name.get("ok") or by_name.get("calls")
+    rows = []
+    if calls:
+        for role in ("server", "client"):
+            seconds = by_name.get(f"{role}_cpu_seconds")
+            if seconds is not None:
+                rows.append(Metric(f"{role}_cpu_us_per_call", seconds * 1e6 / calls, "us"))
+    return rows
+
+
+def cell_metrics(folder: Path, cell: dict[str, Any]) -> list[Metric]:
+    kind = cell.get("spec", {}).get("load", {}).get("kind", "ghz")
+    required = REQUIRED_RAW.get(kind, ())
+    metrics: list[Metric] = []
+    for name, parser in PARSERS.items():
+        path = folder / name
+        if name in required or raw_exists(path):
+            metrics += parser(read_raw_text(path), path)
+    return metrics + derived(metrics)
+
+
+def load(run_dir: str | Path) -> pd.DataFrame:
+    """Every complete cell of a run as tidy rows; failed cells as one row metric 'failed'."""
+    import pandas as pd
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run folder")
+    run_id = run_dir.name
+    rows: list[dict[str, Any]] = []
+    for folder in cell_dirs(run_dir):
+        cell = read_cell_json(folder / "cell.json")
+        base = {
+            "run_id": cell.get("run_id", run_id),
+            "study": cell["study"],
+            "scenario": cell["scenario"],
+            "implementation": cell["implementation"],
+            "client": cell.get("client", ""),
+            **cell["params"],
+            "repeat": cell.get("repeat", 1),
+            "cell_id": cell["cell_id"],
+            "status": cell["status"],
+        }
+        if cell["status"] == "failed":
+            rows.append({**base, "metric": "failed", "value": 1.0, "unit": "cells"})
+            continue
+        for metric in cell_metrics(folder, cell):
+            rows.append(
+                {**base, "metric": metric.metric, "value": metric.value, "unit": metric.unit}
+            )
+    columns = ID_COLUMNS + ["repeat", "metric", "value", "unit", "cell_id", "status"]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    params = [c for c in frame.columns if c not in columns]
+    return frame[ID_COLUMNS + params + columns[len(ID_COLUMNS) :]]
+
+
+def load_cells(run_dir: str | Path) -> pd.DataFrame:
+    """One row per cell: status, error, notes, pinning, start/end. For failure tables."""
+    import pandas as pd
+
+    rows = []
+    for folder in cell_dirs(Path(run_dir)):
+        cell = read_cell_json(folder / "cell.json")
+        rows.append(
+            {
+                "study": cell["study"],
+                "cell_id": cell["cell_id"],
+                "scenario": cell["scenario"],
+                "implementation": cell["implementation"],
+                "client": cell.get("client", ""),
+                "repeat": cell.get("repeat", 1),
+                "status": cell["status"],
+                "error": cell.get("error", ""),
+                "notes": "; ".join(cell.get("notes", [])),
+                "server_cpus": ",".join(map(str, cell.get("pinning", {}).get("server_cpus", []))),
+                "client_cpus": ",".join(map(str, cell.get("pinning", {}).get("client_cpus", []))),
+                "start": cell.get("start", ""),
+                "end": cell.get("end", ""),
+                **{f"param_{k}": v for k, v in cell["params"].items()},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def load_manifest(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / "manifest.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MalformedRawFile(path, f"unreadable run manifest ({exc})") from exc
+
+
+def load_reference(reference_dir: str | Path, study: str) -> pd.DataFrame:
+    """The published numbers of a study, transcribed from its seed (data/reference/<study>.csv)."""
+    import pandas as pd
+
+    path = Path(reference_dir) / f"{study}.csv"
+    if not path.is_file():
+        raise MalformedRawFile(path, "no published reference for this study")
+    return pd.read_csv(path)

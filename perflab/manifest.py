@@ -1,0 +1,160 @@
+"""Host facts and tool versions (gathered on each host) and the run manifest (merged once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from perflab.impls import HostPaths
+
+# Python packages whose versions matter to the results, read from the host venv.
+PY_PACKAGES = (
+    "grpcio",
+    "grpcio-tools",
+    "protobuf",
+    "grpclib",
+    "betterproto",
+    "betterproto2",
+    "uvloop",
+    "psutil",
+    "boto3",
+    "aioboto3",
+    "pymongo",
+)
+DEBIAN_PACKAGES = ("libgrpc++-dev", "protobuf-compiler", "iperf3", "nodejs")
+
+
+def command_version(argv: list[str], pattern: str = r"\d+\.\d+(\.\d+)?") -> str:
+    """The first version-looking string a command prints, or '' if it is not there."""
+    if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
+        return ""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    match = re.search(pattern, done.stdout + done.stderr)
+    return match.group(0) if match else ""
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def memory_bytes() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def venv_packages(python: Path) -> dict[str, str]:
+    if not python.is_file():
+        return {}
+    script = (
+        "import importlib.metadata as m, json\n"
+        f"names = {list(PY_PACKAGES)!r}\n"
+        "out = {}\n"
+        "for n in names:\n"
+        "    try: out[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: pass\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=False)
+    return json.loads(done.stdout) if done.returncode == 0 else {}
+
+
+def debian_versions() -> dict[str, str]:
+    if shutil.which("dpkg-query") is None:
+        return {}
+    versions = {}
+    for name in DEBIAN_PACKAGES:
+        done = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0 and done.stdout:
+            versions[name] = done.stdout
+    return versions
+
+
+def ghz_versions(bin_dir: Path) -> list[str]:
+    return sorted(p.name.removeprefix("ghz-") for p in bin_dir.glob("ghz-*"))
+
+
+def host_facts(paths: HostPaths) -> dict[str, Any]:
+    """What a reader needs to judge a number from this host."""
+    return {
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpus": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "memory_bytes": memory_bytes(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "versions": {
+            "python": command_version([str(paths.python), "--version"]),
+            "go": command_version(["go", "version"], r"go\d+\.\d+(\.\d+)?"),
+            "node": command_version(["node", "--version"]),
+            "gcc": command_version(["gcc", "--version"]),
+            "iperf3": command_version(["iperf3", "--version"]),
+            "ghz_installed": ghz_versions(paths.bin),
+            "python_packages": venv_packages(paths.python),
+            "debian_packages": debian_versions(),
+        },
+    }
+
+
+def git_sha(repo: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    sha = done.stdout.strip() if done.returncode == 0 else "unknown"
+    dirty = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{sha}-dirty" if dirty and sha != "unknown" else sha
+
+
+def write_manifest(
+    run_dir: Path, profile: str, topology: str, repo: Path, start: str, end: str | None = None
+) -> dict[str, Any]:
+    """Merges the run's facts with every host's facts (hosts/*.json) into manifest.json."""
+    hosts = {
+        path.stem: json.loads(path.read_text())
+        for path in sorted((run_dir / "hosts").glob("*.json"))
+    }
+    calibration_path = run_dir / "calibration.json"
+    manifest = {
+        "run_id": run_dir.name,
+        "profile": profile,
+        "topology": topology,
+        "git_sha": git_sha(repo),
+        "start": start,
+        "end": end or datetime.now(UTC).isoformat(timespec="seconds"),
+        "hosts": hosts,
+        "calibration": json.loads(calibration_path.read_text())
+        if calibration_path.is_file()
+        else None,
+        "studies": sorted(p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "hosts"),
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return manifest

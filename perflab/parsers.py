@@ -1,0 +1,201 @@
+"""Pure parsers of raw tool output into (metric, value, unit) rows.
+
+Each takes the text or object as the tool wrote it and raises MalformedRawFile, naming
+the file, when it is not what that tool writes. No parser touches the disk except to
+read the one file it is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+NS_PER_MS = 1e6
+
+
+class MalformedRawFile(ValueError):
+    """A raw output file that is missing or not what its tool writes; the message names it."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+
+
+@dataclass(frozen=True)
+class Metric:
+    metric: str
+    value: float
+    unit: str
+
+
+def read_raw_text(path: Path) -> str:
+    """Reads path, or path + '.gz' when only the compressed copy exists."""
+    gz = path.with_name(path.name + ".gz")
+    try:
+        if path.is_file():
+            return path.read_text()
+        if gz.is_file():
+            with gzip.open(gz, "rt") as handle:
+                return handle.read()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise MalformedRawFile(path, f"cannot be read: {exc}") from exc
+    raise MalformedRawFile(path, "missing (neither it nor its .gz exists)")
+
+
+def raw_exists(path: Path) -> bool:
+    return path.is_file() or path.with_name(path.name + ".gz").is_file()
+
+
+GHZ_REQUIRED = ("count", "total", "average", "fastest", "slowest", "rps", "latencyDistribution")
+
+
+def parse_ghz(text: str, path: Path | str = "ghz.json") -> list[Metric]:
+    """ghz --format json: rate, latency percentiles, counts and errors by status code."""
+    try:
+        report: dict[str, Any] = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedRawFile(path, f"not JSON ({exc})") from exc
+    if not isinstance(report, dict):
+        raise MalformedRawFile(path, "not a ghz JSON report (top level is not an object)")
+    missing = [key for key in GHZ_REQUIRED if key not in report]
+    if missing:
+        raise MalformedRawFile(path, f"not a ghz JSON report: missing {missing}")
+    codes: dict[str, int] = report.get("statusCodeDistribution") or {}
+    ok = codes.get("OK", 0)
+    rows = [
+        Metric("rps", float(report["rps"]), "req/s"),
+        Metric("count", float(report["count"]), "calls"),
+        Metric("ok", float(ok), "calls"),
+        Metric("errors", float(sum(n for code, n in codes.items() if code != "OK")), "calls"),
+        Metric("total", report["total"] / 1e9, "s"),
+        Metric("latency_mean", report["average"] / NS_PER_MS, "ms"),
+        Metric("latency_fastest", report["fastest"] / NS_PER_MS, "ms"),
+        Metric("latency_slowest", report["slowest"] / NS_PER_MS, "ms"),
+    ]
+    rows += [
+        Metric(f"errors_{code}", float(n), "calls")
+        for code, n in sorted(codes.items())
+        if code != "OK"
+    ]
+    for entry in report["latencyDistribution"] or []:
+        rows.append(Metric(f"latency_p{entry['percentage']:g}", entry["latency"] / NS_PER_MS, "ms"))
+    return rows
+
+
+def ghz_error_messages(text: str) -> dict[str, int]:
+    """ghz's errorDistribution: the text of every distinct error and how often it came."""
+    return dict(json.loads(text).get("errorDistribution") or {})
+
+
+# GNU time -v: "\tMaximum resident set size (kbytes): 40352"
+TIME_FIELDS = {
+    "User time (seconds)": ("cpu_user", "s"),
+    "System time (seconds)": ("cpu_system", "s"),
+    "Maximum resident set size (kbytes)": ("max_rss", "KiB"),
+    "Major (requiring I/O) page faults": ("page_faults_major", "count"),
+    "Minor (reclaiming a frame) page faults": ("page_faults_minor", "count"),
+    "Voluntary context switches": ("ctx_switches_voluntary", "count"),
+    "Involuntary context switches": ("ctx_switches_involuntary", "count"),
+    "Exit status": ("exit_status", "code"),
+}
+
+
+def parse_time_v(text: str, path: Path | str = "time.txt", prefix: str = "client_") -> list[Metric]:
+    """GNU `/usr/bin/time -v` output: CPU seconds, max RSS, page faults, context switches."""
+    found: dict[str, Metric] = {}
+    for line in text.splitlines():
+        # Keys hold colons of their own ("(h:mm:ss or m:ss)"); values never do.
+        key, _, value = line.strip().rpartition(": ")
+        if key not in TIME_FIELDS:
+            continue
+        name, unit = TIME_FIELDS[key]
+        try:
+            found[name] = Metric(prefix + name, float(value), unit)
+        except ValueError as exc:
+            raise MalformedRawFile(path, f"{key!r} is not a number: {value!r}") from exc
+    missing = [
+        name for name, _ in TIME_FIELDS.values() if name not in found and name != "exit_status"
+    ]
+    if missing:
+        raise MalformedRawFile(path, f"not GNU time -v output: missing {missing}")
+    rows = list(found.values())
+    rows.append(
+        Metric(prefix + "cpu_seconds", found["cpu_user"].value + found["cpu_system"].value, "s")
+    )
+    return rows
+
+
+RESOURCE_COLUMNS = ("t", "pid", "role", "phase", "cpu_percent", "rss_bytes", "cpu_seconds")
+
+
+def parse_resources(text: str, path: Path | str = "resources.csv") -> list[Metric]:
+    """psutil samples: per role, CPU seconds and mean CPU% in the measured phase, peak RSS."""
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None or not set(RESOURCE_COLUMNS) <= set(reader.fieldnames):
+        raise MalformedRawFile(
+            path, f"expected columns {RESOURCE_COLUMNS}, got {reader.fieldnames}"
+        )
+    # role -> pid -> [(t, phase, cpu_percent, rss, cpu_seconds)]
+    series: dict[str, dict[str, list[tuple[float, str, float, float, float]]]] = {}
+    try:
+        for row in reader:
+            series.setdefault(row["role"], {}).setdefault(row["pid"], []).append(
+                (
+                    float(row["t"]),
+                    row["phase"],
+                    float(row["cpu_percent"]),
+                    float(row["rss_bytes"]),
+                    float(row["cpu_seconds"]),
+                )
+            )
+    except (TypeError, ValueError) as exc:
+        raise MalformedRawFile(path, f"line {reader.line_num}: {exc}") from exc
+    rows = []
+    for role, pids in sorted(series.items()):
+        measured = [s for samples in pids.values() for s in samples if s[1] == "measure"]
+        cpu_seconds = 0.0
+        for samples in pids.values():
+            phase_samples = [s for s in samples if s[1] == "measure"]
+            if phase_samples:
+                # From the last sample before the phase to its last sample: CPU used in the phase.
+                before = [s for s in samples if s[0] < phase_samples[0][0]]
+                start = before[-1][4] if before else phase_samples[0][4]
+                cpu_seconds += phase_samples[-1][4] - start
+        peak_rss = max((s[3] for samples in pids.values() for s in samples), default=0.0)
+        rows.append(Metric(f"{role}_rss_peak", peak_rss / 2**20, "MiB"))
+        if measured:
+            rows.append(Metric(f"{role}_cpu_seconds", cpu_seconds, "s"))
+            rows.append(
+                Metric(
+                    f"{role}_cpu_percent_mean",
+                    sum(s[2] for s in measured) / len(measured),
+                    "percent",
+                )
+            )
+    return rows
+
+
+def resources_frame_rows(text: str, path: Path | str = "resources.csv") -> list[dict[str, Any]]:
+    """The samples themselves, for time-series plots."""
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None or not set(RESOURCE_COLUMNS) <= set(reader.fieldnames):
+        raise MalformedRawFile(
+            path, f"expected columns {RESOURCE_COLUMNS}, got {reader.fieldnames}"
+        )
+    return list(reader)
+
+
+def parse_client_json(text: str, path: Path | str = "client.json") -> list[Metric]:
+    """A study client's output: {"metrics": [{"metric", "value", "unit"}, ...], ...}."""
+    try:
+        report = json.loads(text)
+        return [
+            Metric(str(m["metric"]), float(m["value"]), str(m["unit"])) for m in report["metrics"]
+        ]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise MalformedRawFile(path, f"not a client report with a metrics list ({exc})") from exc

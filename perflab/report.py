@@ -1,0 +1,108 @@
+"""Render a run: papermill executes each study's notebook, nbconvert writes HTML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+OVERVIEW = "overview"
+
+
+def studies_in(run_dir: Path, notebooks: Path) -> list[str]:
+    """Studies that have both data in the run and a notebook to show them."""
+    return sorted(
+        p.name
+        for p in run_dir.iterdir()
+        if p.is_dir() and (notebooks / f"{p.name}.ipynb").is_file()
+    )
+
+
+def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str) -> Path:
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    executed = out_dir / f"{name}.ipynb"
+    papermill.execute_notebook(
+        str(notebook),
+        str(executed),
+        parameters=parameters,
+        cwd=str(out_dir),
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    exporter = HTMLExporter(
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    html = out_dir / f"{name}.html"
+    html.write_text(body)
+    return html
+
+
+def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Path) -> list[Path]:
+    """Every study page, then the overview as index.html; returns the pages written."""
+    run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    params = {"run_dir": str(run_dir), "reference_dir": str(reference_dir), "out_dir": str(out_dir)}
+    pages = [
+        render(notebooks / f"{study}.ipynb", out_dir, params, study)
+        for study in studies_in(run_dir, notebooks)
+        if study != OVERVIEW
+    ]
+    overview = render(notebooks / f"{OVERVIEW}.ipynb", out_dir, params, OVERVIEW)
+    index = out_dir / "index.html"
+    overview.replace(index)
+    return [*pages, index]
+
+
+def manifest_markdown(manifest: dict) -> str:
+    """The run in a few lines: id, profile, topology, sha, when, load generator."""
+    cal = manifest.get("calibration") or {}
+    lines = [
+        f"- run **{manifest['run_id']}**, profile **{manifest['profile']}**, "
+        f"topology **{manifest['topology']}**",
+        f"- git `{manifest['git_sha']}`",
+        f"- from {manifest['start']} to {manifest['end']} (UTC)",
+    ]
+    if cal:
+        lines.append(
+            f"- load generator ghz {cal['ghz_version']}, ceiling {cal['ceiling_rps']:,.0f} req/s "
+            f"against {cal['server']}: {cal['reason']}"
+        )
+    return "\n".join(lines)
+
+
+def study_links(run_dir: str | Path, out_dir: str | Path) -> str:
+    """An HTML list linking each study page rendered beside the index."""
+    pages = sorted(p for p in Path(out_dir).glob("*.html") if p.stem not in (OVERVIEW, "index"))
+    studies = {p.name for p in Path(run_dir).iterdir() if p.is_dir()}
+    items = "".join(f'<li><a href="{p.name}">{p.stem}</a></li>' for p in pages if p.stem in studies)
+    return f"<ul>{items}</ul>" if items else "<p>No study page was rendered for this run.</p>"
+
+
+def hosts_table(manifest: dict):  # -> pd.DataFrame
+    import pandas as pd
+
+    rows = []
+    for name, facts in manifest.get("hosts", {}).items():
+        versions = facts.get("versions", {})
+        packages = versions.get("python_packages", {})
+        rows.append(
+            {
+                "host": name,
+                "cpu": facts.get("cpu_model"),
+                "cpus": facts.get("cpus"),
+                "memory (GiB)": round(facts.get("memory_bytes", 0) / 2**30, 1),
+                "kernel": facts.get("kernel"),
+                "python": versions.get("python"),
+                "go": versions.get("go"),
+                "node": versions.get("node"),
+                "gcc": versions.get("gcc"),
+                "ghz installed": ", ".join(versions.get("ghz_installed", [])),
+                "grpcio": packages.get("grpcio"),
+                "grpclib": packages.get("grpclib"),
+                "betterproto": packages.get("betterproto"),
+                "libgrpc++": versions.get("debian_packages", {}).get("libgrpc++-dev"),
+            }
+        )
+    return pd.DataFrame(rows)

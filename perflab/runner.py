@@ -1,0 +1,322 @@
+"""Run one cell on a host: start the server, wait ready, warm up, load, sample, stop, write.
+
+A cell's folder is written under a temporary name and renamed when complete, so a
+crash never leaves a half cell that looks whole; a complete cell is never re-run.
+A failed cell is data: it is written with status "failed" and the error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from perflab.cell import CellRecord, CellSpec
+from perflab.ghz import ghz_argv, ghz_binary
+from perflab.impls import HostPaths, discover, server_argv
+from perflab.sampler import ResourceSampler
+
+BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
+STOP_GRACE_S = 10.0
+
+
+class CellFailed(Exception):
+    """Raised inside a cell run; becomes status "failed" with this text."""
+
+
+@dataclass
+class Pinning:
+    server_cpus: list[int]
+    client_cpus: list[int]
+    applied: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def plan_pinning(cpus: list[int] | None = None) -> Pinning:
+    """Disjoint CPU sets for server and load generator on hosts with >= 2 CPUs."""
+    cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
+    if len(cpus) < 2 or shutil.which("taskset") is None:
+        return Pinning(cpus, cpus, applied=False)
+    half = len(cpus) // 2
+    return Pinning(cpus[:half], cpus[half:], applied=True)
+
+
+def pinned(argv: list[str], cpus: list[int], pinning: Pinning) -> list[str]:
+    if not pinning.applied:
+        return argv
+    return ["taskset", "-c", ",".join(map(str, cpus)), *argv]
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def is_complete(cell_dir: Path) -> bool:
+    return (cell_dir / "cell.json").is_file()
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class ServerProcess:
+    """A started server, its log, and whether it said READY."""
+
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    ready: threading.Event = field(default_factory=threading.Event)
+
+    @classmethod
+    def start(cls, argv: list[str], env: dict[str, str], log_path: Path) -> ServerProcess:
+        log = log_path.open("wb")
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True
+        )
+        server = cls(proc, log_path)
+        threading.Thread(target=server._pump, args=(log,), daemon=True).start()
+        return server
+
+    def _pump(self, log) -> None:  # type: ignore[no-untyped-def]
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            log.write(line)
+            log.flush()
+            if line.strip() == b"READY":
+                self.ready.set()
+        log.close()
+
+    def wait_ready(self, host: str, port: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise CellFailed(
+                    f"server exited with code {self.proc.returncode} before READY:\n"
+                    f"{log_tail(self.log_path)}"
+                )
+            if self.ready.wait(0.05) and port_open(host, port):
+                return
+        raise CellFailed(f"server not ready within {timeout_s:.0f} s:\n{log_tail(self.log_path)}")
+
+    def stop(self) -> str:
+        """Stops the server; returns a note if it had to be killed."""
+        if self.proc.poll() is not None:
+            return ""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(STOP_GRACE_S)
+            return ""
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            return f"server ignored SIGTERM for {STOP_GRACE_S:.0f} s and was killed"
+
+
+def port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def run_tool(
+    argv: list[str], cwd: Path, log_name: str, timeout_s: float, sampler: ResourceSampler
+) -> None:
+    """Runs a load tool under /usr/bin/time -v, sampled as role "client"."""
+    with (cwd / log_name).open("wb") as log:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+        sampler.watch("client", proc.pid)
+        try:
+            code = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise CellFailed(
+                f"{Path(argv[0]).name} did not finish within {timeout_s:.0f} s"
+            ) from None
+        finally:
+            sampler.unwatch("client")
+    if code != 0:
+        raise CellFailed(
+            f"{' '.join(argv[:4])}... exited with code {code}:\n{log_tail(cwd / log_name)}"
+        )
+
+
+def timed(argv: list[str], time_file: str) -> list[str]:
+    return ["/usr/bin/time", "-v", "-o", time_file, *argv]
+
+
+def read_calibration(run_dir: Path) -> dict[str, object]:
+    path = run_dir / "calibration.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def gzip_file(path: Path) -> None:
+    with path.open("rb") as src, gzip.open(path.with_name(path.name + ".gz"), "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    path.unlink()
+
+
+class CellRunner:
+    def __init__(self, paths: HostPaths, runs_root: Path) -> None:
+        self.paths = paths
+        self.runs_root = runs_root
+        self.impls = discover(paths.src / "servers")
+
+    def cell_dir(self, spec: CellSpec) -> Path:
+        return self.runs_root / spec.run_id / spec.study / spec.cell_id
+
+    def run(self, spec: CellSpec) -> CellRecord | None:
+        """Runs the cell unless complete; returns its record (None when skipped)."""
+        final = self.cell_dir(spec)
+        if is_complete(final):
+            return None
+        final.parent.mkdir(parents=True, exist_ok=True)
+        work = final.parent / f".partial-{spec.cell_id}"
+        for stale in (work, final):
+            if stale.exists():
+                shutil.rmtree(stale)
+        work.mkdir()
+        record = self._execute(spec, work)
+        record.write(work)
+        os.rename(work, final)
+        return record
+
+    def _execute(self, spec: CellSpec, work: Path) -> CellRecord:
+        pinning = plan_pinning()
+        host = socket.gethostname()
+        record = CellRecord(
+            study=spec.study,
+            cell_id=spec.cell_id,
+            scenario=spec.scenario,
+            implementation=spec.implementation,
+            client=spec.client,
+            params=spec.params,
+            repeat=spec.repeat,
+            status="ok",
+            error="",
+            start=now_iso(),
+            end="",
+            pinning=pinning.as_dict(),
+            hosts={"server": host, "client": host},
+            run_id=spec.run_id,
+            spec=json.loads(spec.to_json()),
+        )
+        sampler = ResourceSampler(work / "resources.csv")
+        sampler.start()
+        server: ServerProcess | None = None
+        try:
+            server = self._start_server(spec, pinning, work, sampler)
+            self._load(spec, pinning, work, sampler, record)
+            if server.proc.poll() is not None:
+                raise CellFailed(
+                    f"server exited with code {server.proc.returncode} during the cell:\n"
+                    f"{log_tail(server.log_path)}"
+                )
+        except CellFailed as exc:
+            record.status, record.error = "failed", str(exc)
+        except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
+            record.status, record.error = "failed", traceback.format_exc()
+        finally:
+            if server is not None:
+                note = server.stop()
+                if note:
+                    record.notes.append(note)
+            sampler.stop()
+            for raw in ("ghz.json",):
+                if (work / raw).is_file():
+                    gzip_file(work / raw)
+            record.end = now_iso()
+        return record
+
+    def _start_server(
+        self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
+    ) -> ServerProcess:
+        if spec.server.impl not in self.impls:
+            raise CellFailed(f"unknown implementation {spec.server.impl!r}")
+        port = spec.server.port or free_port(spec.server.host)
+        spec.server.port = port
+        argv = server_argv(
+            self.impls[spec.server.impl], self.paths, spec.server.host, port, spec.server.options
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(self.paths.gen / "python"),
+            "PYTHONUNBUFFERED": "1",
+            **spec.server.env,
+        }
+        (work / "server.argv.json").write_text(json.dumps(argv))
+        server = ServerProcess.start(
+            pinned(argv, pinning.server_cpus, pinning), env, work / "server.log"
+        )
+        sampler.watch("server", server.proc.pid)
+        server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
+        return server
+
+    def _load(
+        self,
+        spec: CellSpec,
+        pinning: Pinning,
+        work: Path,
+        sampler: ResourceSampler,
+        record: CellRecord,
+    ) -> None:
+        if spec.load.kind != "ghz":
+            raise CellFailed(f"load kind {spec.load.kind!r} is not known to this runner")
+        calibration = read_calibration(self.runs_root / spec.run_id)
+        version = spec.load.ghz_version or str(calibration.get("ghz_version", ""))
+        if not version:
+            raise CellFailed("no ghz version: neither the cell nor the run's calibration names one")
+        record.tool_versions["ghz"] = version
+        binary = ghz_binary(self.paths.bin, version)
+        target = f"{spec.server.host}:{spec.server.port}"
+        proto_dir = self.paths.src / "proto"
+        cpus = len(pinning.client_cpus)
+
+        def argv(out: str, warmup: bool) -> list[str]:
+            ghz = ghz_argv(binary, spec.load, proto_dir, target, cpus, work / out, warmup)
+            return pinned(ghz, pinning.client_cpus, pinning)
+
+        if spec.load.warmup_total or spec.load.warmup_s:
+            sampler.phase("warmup")
+            run_tool(argv("warmup.json", True), work, "warmup.log", spec.load.timeout_s, sampler)
+            (work / "warmup.json").unlink(missing_ok=True)  # discarded by the rules
+        sampler.phase("measure")
+        run_tool(
+            timed(argv("ghz.json", False), "time.txt"),
+            work,
+            "ghz.log",
+            spec.load.timeout_s,
+            sampler,
+        )
+        sampler.phase("stop")
+        rps = json.loads((work / "ghz.json").read_text()).get("rps", 0.0)
+        ceiling = calibration.get("ceiling_rps")
+        if spec.bound_check and ceiling and rps > BOUND_FRACTION * float(ceiling):
+            record.status = "bound"
+            record.notes.append(
+                f"{rps:.0f} req/s is above {BOUND_FRACTION:.0%} of the load generator's "
+                f"ceiling {float(ceiling):.0f} req/s: a lower bound"
+            )

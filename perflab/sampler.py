@@ -1,0 +1,92 @@
+"""Resource samples of the processes in a cell, every 100 ms, into resources.csv."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+COLUMNS = ("t", "pid", "role", "phase", "cpu_percent", "rss_bytes", "cpu_seconds")
+
+
+class ResourceSampler:
+    """Samples every process tree registered under a role until stopped.
+
+    cpu_seconds is cumulative user+system time of that pid, so CPU spent in a
+    phase is a difference of two samples and does not depend on the interval.
+    """
+
+    def __init__(self, out: Path, interval_s: float = 0.1) -> None:
+        self._out = out
+        self._interval_s = interval_s
+        self._roots: dict[str, psutil.Process] = {}
+        self._seen: dict[int, psutil.Process] = {}
+        self._phase = "start"
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
+        self._t0 = time.monotonic()
+
+    def watch(self, role: str, pid: int) -> None:
+        with self._lock, contextlib.suppress(psutil.NoSuchProcess):
+            self._roots[role] = psutil.Process(pid)
+
+    def unwatch(self, role: str) -> None:
+        with self._lock:
+            self._roots.pop(role, None)
+
+    def phase(self, name: str) -> None:
+        self._phase = name
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _tree(self, root: psutil.Process) -> list[psutil.Process]:
+        try:
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def _sample(self, writer: csv.writer) -> None:
+        now = round(time.monotonic() - self._t0, 3)
+        with self._lock:
+            roots = dict(self._roots)
+        for role, root in roots.items():
+            for proc in self._tree(root):
+                # Reuse one Process object per pid: cpu_percent() measures since its last call.
+                proc = self._seen.setdefault(proc.pid, proc)
+                try:
+                    with proc.oneshot():
+                        cpu = proc.cpu_percent(interval=None)
+                        rss = proc.memory_info().rss
+                        times = proc.cpu_times()
+                except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+                    continue
+                writer.writerow(
+                    (
+                        now,
+                        proc.pid,
+                        role,
+                        self._phase,
+                        cpu,
+                        rss,
+                        round(times.user + times.system, 3),
+                    )
+                )
+
+    def _loop(self) -> None:
+        with self._out.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            while not self._stop.is_set():
+                self._sample(writer)
+                self._stop.wait(self._interval_s)
+            self._sample(writer)

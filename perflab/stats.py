@@ -1,0 +1,123 @@
+"""Medians with 95% bootstrap intervals, and the tables the notebooks show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+BOOTSTRAP_RESAMPLES = 10_000
+# A fixed seed: the same data gives the same interval, so re-rendered tables are identical.
+BOOTSTRAP_SEED = 20261122
+
+
+@dataclass(frozen=True)
+class Estimate:
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def median_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """Median and percentile-bootstrap interval; with one value the interval is that value."""
+    data = np.asarray([v for v in values if v == v], dtype=float)  # drop NaN
+    if data.size == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    median = float(np.median(data))
+    if data.size == 1:
+        return Estimate(median, median, median, 1)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    samples = rng.choice(data, size=(BOOTSTRAP_RESAMPLES, data.size), replace=True)
+    medians = np.median(samples, axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return Estimate(median, float(low), float(high), int(data.size))
+
+
+def summarize(frame: pd.DataFrame, by: list[str], metrics: list[str] | None = None) -> pd.DataFrame:
+    """One row per group and metric: median, ci_low, ci_high, n (repeats), unit."""
+    import pandas as pd
+
+    data = frame if metrics is None else frame[frame["metric"].isin(metrics)]
+    rows = []
+    for key, group in data.groupby([*by, "metric", "unit"], sort=True, dropna=False):
+        estimate = median_ci(group["value"].tolist())
+        rows.append(
+            {
+                **dict(zip([*by, "metric", "unit"], key, strict=True)),
+                "median": estimate.median,
+                "ci_low": estimate.low,
+                "ci_high": estimate.high,
+                "n": estimate.n,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def wide(
+    summary: pd.DataFrame, index: list[str], column: str, value: str = "median"
+) -> pd.DataFrame:
+    """Pivot a summary for display: index rows, one column per value of `column`."""
+    return summary.pivot_table(index=index, columns=column, values=value, aggfunc="first")
+
+
+def compare_published(
+    measured: pd.DataFrame,
+    published: pd.DataFrame,
+    on: list[str],
+    metric: str,
+) -> pd.DataFrame:
+    """Published next to measured (median) with the ratio measured/published."""
+    mine = measured[measured["metric"] == metric][[*on, "median", "ci_low", "ci_high", "unit"]]
+    theirs = published[published["metric"] == metric][[*on, "value", "source"]]
+    table = theirs.merge(mine, on=on, how="outer").rename(
+        columns={"value": "published", "median": "measured"}
+    )
+    table["ratio"] = table["measured"] / table["published"]
+    return table.sort_values(on).reset_index(drop=True)
+
+
+def ranking(values: pd.Series) -> list[str]:
+    """Index labels from highest to lowest value."""
+    return [str(label) for label in values.sort_values(ascending=False).index]
+
+
+def ranking_agreement(published: pd.Series, measured: pd.Series) -> dict[str, object]:
+    """Do both order the common items the same way? Kendall's tau over the common labels."""
+    common = [label for label in published.index if label in measured.index]
+    pub = published[common].rank()
+    mea = measured[common].rank()
+    tau = float(pub.corr(mea, method="kendall")) if len(common) > 1 else float("nan")
+    return {
+        "published_order": ranking(published[common]),
+        "measured_order": ranking(measured[common]),
+        "same_order": ranking(published[common]) == ranking(measured[common]),
+        "kendall_tau": tau,
+    }
+
+
+def ranking_by_group(table: pd.DataFrame, group: str, label: str) -> pd.DataFrame:
+    """Per value of `group`, whether published and measured rank the labels alike."""
+    import pandas as pd
+
+    rows = []
+    for key, part in table.dropna(subset=["published", "measured"]).groupby(group):
+        agreement = ranking_agreement(
+            part.set_index(label)["published"], part.set_index(label)["measured"]
+        )
+        rows.append(
+            {
+                group: key,
+                "published order (fastest first)": " > ".join(agreement["published_order"]),
+                "measured order (fastest first)": " > ".join(agreement["measured_order"]),
+                "same order": agreement["same_order"],
+                "kendall tau": round(float(agreement["kendall_tau"]), 2),
+            }
+        )
+    return pd.DataFrame(rows)

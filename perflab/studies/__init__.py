@@ -1,0 +1,1 @@
+"""One module per study: how its matrix section expands into cells."""

@@ -1,0 +1,66 @@
+"""Tables for people: medians with intervals and units in the headers, status counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def fmt_number(value: float, digits: int) -> str:
+    if value != value:  # NaN
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
+    """'median [low – high]' strings; one repeat shows the value alone."""
+    return summary.apply(
+        lambda row: (
+            fmt_number(row["median"], digits)
+            if row["n"] <= 1
+            else f"{fmt_number(row['median'], digits)} [{fmt_number(row['ci_low'], digits)} – "
+            f"{fmt_number(row['ci_high'], digits)}]"
+        ),
+        axis=1,
+    )
+
+
+def ci_table(
+    summary: pd.DataFrame, index: str, columns: str, digits: int = 0, unit: str | None = None
+) -> pd.DataFrame:
+    """Rows `index`, one column per `columns` value, cells 'median [95% interval]'."""
+    frame = summary.assign(cell=with_interval(summary, digits))
+    table = frame.pivot_table(index=index, columns=columns, values="cell", aggfunc="first")
+    unit = unit or (summary["unit"].iloc[0] if len(summary) else "")
+    table.columns = [f"{columns} {c} ({unit})" for c in table.columns]
+    return table.fillna("–")
+
+
+def status_counts(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells per study and status (ok, bound, failed)."""
+    if cells.empty:
+        return cells
+    return cells.pivot_table(
+        index="study", columns="status", values="cell_id", aggfunc="count", fill_value=0
+    )
+
+
+def failures(cells: pd.DataFrame) -> pd.DataFrame:
+    """Failed cells with the first line of their error, for the report."""
+    failed = cells[cells["status"] == "failed"].copy()
+    failed["error"] = failed["error"].str.split("\n").str[0]
+    return failed[["study", "cell_id", "error"]].reset_index(drop=True)
+
+
+def errors_by_code(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Load-tool error counts by status code, summed over repeats; empty when none."""
+    import pandas as pd
+
+    errors = frame[frame["metric"].str.startswith("errors_")]
+    if errors.empty:
+        return pd.DataFrame(columns=[*by, "status_code", "calls"])
+    table = errors.groupby([*by, "metric"], as_index=False)["value"].sum()
+    table["status_code"] = table.pop("metric").str.removeprefix("errors_")
+    return table.rename(columns={"value": "calls"})
