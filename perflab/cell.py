@@ -18,6 +18,9 @@ class ServerSpec:
     port: int = 0  # 0: the runner picks a free port
     env: dict[str, str] = field(default_factory=dict)
     ready_timeout_s: float = 60.0
+    # Memory the server will hold (e.g. a pre-allocated payload); the cell is refused
+    # before the server starts when the host has less available.
+    memory_bytes: int = 0
 
 
 @dataclass

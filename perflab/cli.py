@@ -47,8 +47,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         cells = expand(
             args.run_id,
             args.study,
-            config["matrix"],
-            config.get("profiles", {}),
+            config.get("matrix"),
+            config.get("profiles") or {},
             args.profile,
             known,
         )
@@ -114,7 +114,9 @@ def parser() -> argparse.ArgumentParser:
     matrix.add_argument("--profile", required=True)
     matrix.add_argument("--run-id", required=True)
     matrix.add_argument("--src", default=".")
-    matrix.add_argument("--matrix", help="JSON file {matrix, profiles}; stdin when absent")
+    matrix.add_argument(
+        "--matrix", help="JSON file {matrix, profiles} of this study; stdin when absent"
+    )
     matrix.set_defaults(func=cmd_matrix)
 
     facts = sub.add_parser("facts", help="write this host's facts and tool versions")

@@ -73,29 +73,35 @@ def discover(servers_root: Path) -> dict[str, Implementation]:
     return found
 
 
-def server_argv(
+def command_argv(
     impl: Implementation,
     paths: HostPaths,
-    host: str,
-    port: int,
     options: dict[str, object] | None = None,
+    **values: str,
 ) -> list[str]:
-    """The argv that starts impl, with matrix options over the folder's defaults."""
+    """The argv that starts impl, with matrix options over the folder's defaults.
+
+    values fill the command's own placeholders: {host} {port} for a server,
+    {target} {out} for a client.
+    """
     unknown = set(options or {}) - set(impl.options)
     if unknown:
         raise UnknownImplementation(
             f"{impl.key}: unknown option(s) {sorted(unknown)}; it takes {sorted(impl.options)}"
         )
     values = {
+        "home": str(paths.home),
         "python": str(paths.python),
         "bin": str(paths.bin),
         "gen": str(paths.gen),
         "here": str(paths.src / "servers" / impl.key),
         "src": str(paths.src),
-        "host": host,
-        "port": str(port),
+        **values,
     }
-    argv = [part.format(**values) for part in impl.command]
+    try:
+        argv = [part.format(**values) for part in impl.command]
+    except KeyError as exc:
+        raise UnknownImplementation(f"{impl.key}: command uses unknown placeholder {exc}") from exc
     for key, value in {**impl.options, **(options or {})}.items():
         argv += [f"--{key}", str(value)]
     return argv

@@ -1,12 +1,14 @@
 """The measurement matrix: profiles, validation, and expansion into cells.
 
-The matrix lives in inventory/group_vars/all/matrix.yml. Every value is checked here,
-before anything runs; a value that makes no sense is refused with the key that holds it.
+Each study's matrix lives in inventory/group_vars/all/<study>.yml as perflab_matrix_<study>,
+with its profile overrides as perflab_profiles_<study>. Every value is checked here, before
+anything runs; a value that makes no sense is refused with the key that holds it.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,20 +22,20 @@ class MatrixError(ValueError):
 
 
 def merged_study_config(
-    matrix: dict[str, Any], profiles: dict[str, Any], profile: str, study: str
+    study: str, config: dict[str, Any], profiles: dict[str, Any], profile: str
 ) -> dict[str, Any]:
-    """The study's matrix with the profile's overrides for that study laid over it."""
+    """A study's matrix with the chosen profile's overrides laid over it."""
     if profile not in PROFILES:
         raise MatrixError(f"perflab_profile: unknown profile {profile!r}; choose one of {PROFILES}")
-    if study not in matrix:
-        raise MatrixError(f"perflab_matrix: no study {study!r}; it has {sorted(matrix)}")
-    config = copy.deepcopy(matrix[study])
-    overrides = (profiles.get(profile) or {}).get(study) or {}
-    unknown = set(overrides) - set(config)
+    if not isinstance(config, dict) or not config:
+        raise MatrixError(f"perflab_matrix_{study}: missing or empty")
+    merged = copy.deepcopy(config)
+    overrides = (profiles or {}).get(profile) or {}
+    unknown = set(overrides) - set(merged)
     if unknown:
-        raise MatrixError(f"perflab_profiles.{profile}.{study}: unknown key(s) {sorted(unknown)}")
-    config.update(copy.deepcopy(overrides))
-    return config
+        raise MatrixError(f"perflab_profiles_{study}.{profile}: unknown key(s) {sorted(unknown)}")
+    merged.update(copy.deepcopy(overrides))
+    return merged
 
 
 def require_positive_ints(key: str, values: Any) -> list[int]:
@@ -69,23 +71,27 @@ def interleave_repeats(cells: list[CellSpec]) -> list[CellSpec]:
 Expander = Callable[[str, dict[str, Any], set[str]], list[CellSpec]]
 
 
-def expanders() -> dict[str, Expander]:
-    from perflab.studies import calibration, hello
-
-    return {"hello": hello.expand, "calibration": calibration.expand}
+def expander(study: str) -> Expander:
+    """perflab.studies.<study>.expand: adding a study adds a module, not a line here."""
+    if not study.isidentifier():
+        raise MatrixError(f"perflab_studies: {study!r} is not a study id")
+    try:
+        module = importlib.import_module(f"perflab.studies.{study}")
+    except ModuleNotFoundError as exc:
+        raise MatrixError(
+            f"perflab_studies: no study {study!r} (no perflab/studies/{study}.py)"
+        ) from exc
+    return module.expand
 
 
 def expand(
     run_id: str,
     study: str,
-    matrix: dict[str, Any],
+    config: dict[str, Any],
     profiles: dict[str, Any],
     profile: str,
     known_impls: set[str],
 ) -> list[CellSpec]:
     """Every cell of one study for one profile, validated, in run order."""
-    config = merged_study_config(matrix, profiles, profile, study)
-    table = expanders()
-    if study not in table:
-        raise MatrixError(f"perflab_matrix.{study}: no expander for this study in perflab.studies")
-    return interleave_repeats(table[study](run_id, config, known_impls))
+    merged = merged_study_config(study, config, profiles, profile)
+    return interleave_repeats(expander(study)(run_id, merged, known_impls))

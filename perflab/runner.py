@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psutil
+
 from perflab.cell import CellRecord, CellSpec
 from perflab.ghz import ghz_argv, ghz_binary
-from perflab.impls import HostPaths, discover, server_argv
+from perflab.impls import HostPaths, command_argv, discover
 from perflab.sampler import ResourceSampler
 
 BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
@@ -142,11 +144,16 @@ def port_open(host: str, port: int) -> bool:
 
 
 def run_tool(
-    argv: list[str], cwd: Path, log_name: str, timeout_s: float, sampler: ResourceSampler
+    argv: list[str],
+    cwd: Path,
+    log_name: str,
+    timeout_s: float,
+    sampler: ResourceSampler,
+    env: dict[str, str] | None = None,
 ) -> None:
-    """Runs a load tool under /usr/bin/time -v, sampled as role "client"."""
+    """Runs a load tool or client to its end, sampled as role "client"."""
     with (cwd / log_name).open("wb") as log:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
         sampler.watch("client", proc.pid)
         try:
             code = proc.wait(timeout_s)
@@ -161,6 +168,15 @@ def run_tool(
     if code != 0:
         raise CellFailed(
             f"{' '.join(argv[:4])}... exited with code {code}:\n{log_tail(cwd / log_name)}"
+        )
+
+
+def check_memory(needed: int) -> None:
+    available = psutil.virtual_memory().available
+    if needed and needed > available:
+        raise CellFailed(
+            f"refused before start: the server needs {needed / 2**30:.2f} GiB but only "
+            f"{available / 2**30:.2f} GiB is available on this host"
         )
 
 
@@ -184,6 +200,14 @@ class CellRunner:
         self.paths = paths
         self.runs_root = runs_root
         self.impls = discover(paths.src / "servers")
+
+    def env(self) -> dict[str, str]:
+        """Servers and clients import generated code from the host prefix."""
+        return {
+            **os.environ,
+            "PYTHONPATH": str(self.paths.gen / "python"),
+            "PYTHONUNBUFFERED": "1",
+        }
 
     def cell_dir(self, spec: CellSpec) -> Path:
         return self.runs_root / spec.run_id / spec.study / spec.cell_id
@@ -256,17 +280,17 @@ class CellRunner:
     ) -> ServerProcess:
         if spec.server.impl not in self.impls:
             raise CellFailed(f"unknown implementation {spec.server.impl!r}")
+        check_memory(spec.server.memory_bytes)
         port = spec.server.port or free_port(spec.server.host)
         spec.server.port = port
-        argv = server_argv(
-            self.impls[spec.server.impl], self.paths, spec.server.host, port, spec.server.options
+        argv = command_argv(
+            self.impls[spec.server.impl],
+            self.paths,
+            spec.server.options,
+            host=spec.server.host,
+            port=str(port),
         )
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(self.paths.gen / "python"),
-            "PYTHONUNBUFFERED": "1",
-            **spec.server.env,
-        }
+        env = {**self.env(), **spec.server.env}
         (work / "server.argv.json").write_text(json.dumps(argv))
         server = ServerProcess.start(
             pinned(argv, pinning.server_cpus, pinning), env, work / "server.log"
@@ -283,8 +307,46 @@ class CellRunner:
         sampler: ResourceSampler,
         record: CellRecord,
     ) -> None:
-        if spec.load.kind != "ghz":
+        if spec.load.kind == "ghz":
+            self._load_ghz(spec, pinning, work, sampler, record)
+        elif spec.load.kind == "client":
+            self._load_client(spec, pinning, work, sampler)
+        else:
             raise CellFailed(f"load kind {spec.load.kind!r} is not known to this runner")
+
+    def _load_client(
+        self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
+    ) -> None:
+        """A study's own client; it warms up by itself and writes client.json."""
+        if spec.load.client_impl not in self.impls:
+            raise CellFailed(f"unknown client {spec.load.client_impl!r}")
+        argv = command_argv(
+            self.impls[spec.load.client_impl],
+            self.paths,
+            spec.load.client_options,
+            target=f"{spec.server.host}:{spec.server.port}",
+            out=str(work / "client.json"),
+        )
+        (work / "client.argv.json").write_text(json.dumps(argv))
+        sampler.phase("measure")
+        run_tool(
+            timed(pinned(argv, pinning.client_cpus, pinning), "time.txt"),
+            work,
+            "client.log",
+            spec.load.timeout_s,
+            sampler,
+            env=self.env(),
+        )
+        sampler.phase("stop")
+
+    def _load_ghz(
+        self,
+        spec: CellSpec,
+        pinning: Pinning,
+        work: Path,
+        sampler: ResourceSampler,
+        record: CellRecord,
+    ) -> None:
         calibration = read_calibration(self.runs_root / spec.run_id)
         version = spec.load.ghz_version or str(calibration.get("ghz_version", ""))
         if not version:

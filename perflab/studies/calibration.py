@@ -14,7 +14,7 @@ from perflab.studies.hello import CALL, PROTO, REQUEST
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    prefix = "perflab_matrix.calibration"
+    prefix = "perflab_matrix_calibration"
     server = config.get("server")
     if server not in known_impls:
         raise MatrixError(

@@ -34,7 +34,7 @@ def validate_implementations(key: str, table: Any, known_impls: set[str]) -> dic
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    prefix = "perflab_matrix.hello"
+    prefix = "perflab_matrix_hello"
     impls = validate_implementations(
         f"{prefix}.implementations", config.get("implementations"), known_impls
     )
