@@ -254,16 +254,19 @@ class CellRunner:
         try:
             server = self._start_server(spec, pinning, work, sampler)
             self._load(spec, pinning, work, sampler, record)
-            if server.proc.poll() is not None:
-                raise CellFailed(
-                    f"server exited with code {server.proc.returncode} during the cell:\n"
-                    f"{log_tail(server.log_path)}"
-                )
         except CellFailed as exc:
             record.status, record.error = "failed", str(exc)
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
             record.status, record.error = "failed", traceback.format_exc()
         finally:
+            if server is not None and server.proc.poll() is not None:
+                # The server's death explains whatever the load tool saw; say it first.
+                died = (
+                    f"server exited with code {server.proc.returncode} during the cell:\n"
+                    f"{log_tail(server.log_path)}"
+                )
+                record.status = "failed"
+                record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
             if server is not None:
                 note = server.stop()
                 if note:

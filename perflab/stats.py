@@ -83,6 +83,18 @@ def compare_published(
     return table.sort_values(on).reset_index(drop=True)
 
 
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's tau-a: +1 same order, -1 reversed; NaN with fewer than two items."""
+    n = len(a)
+    if n < 2:
+        return float("nan")
+    score = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            score += int(np.sign(a[i] - a[j]) * np.sign(b[i] - b[j]))
+    return score / (n * (n - 1) / 2)
+
+
 def ranking(values: pd.Series) -> list[str]:
     """Index labels from highest to lowest value."""
     return [str(label) for label in values.sort_values(ascending=False).index]
@@ -91,9 +103,7 @@ def ranking(values: pd.Series) -> list[str]:
 def ranking_agreement(published: pd.Series, measured: pd.Series) -> dict[str, object]:
     """Do both order the common items the same way? Kendall's tau over the common labels."""
     common = [label for label in published.index if label in measured.index]
-    pub = published[common].rank()
-    mea = measured[common].rank()
-    tau = float(pub.corr(mea, method="kendall")) if len(common) > 1 else float("nan")
+    tau = kendall_tau(published[common].tolist(), measured[common].tolist())
     return {
         "published_order": ranking(published[common]),
         "measured_order": ranking(measured[common]),

@@ -1,0 +1,73 @@
+"""Every hello server, started for real as the runner starts it, answered by a Python
+client and by ghz through a real cell, and stopped cleanly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import perflab
+from perflab.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.impls import command_argv, discover
+from perflab.runner import CellRunner, ServerProcess, free_port
+from tests.conftest import REPO, study_vars
+
+HELLO = study_vars("hello")[0]["implementations"]
+GHZ_VERSION = study_vars("calibration")[0]["ghz_versions"][0]
+
+
+@pytest.fixture(scope="module")
+def impls():
+    return discover(REPO / "servers")
+
+
+@pytest.mark.parametrize("name", sorted(HELLO))
+def test_server_answers_a_python_client_and_stops_cleanly(name, impls, host_paths, tmp_path):
+    entry = HELLO[name]
+    port = free_port("127.0.0.1")
+    argv = command_argv(impls[entry["impl"]], host_paths, entry.get("options"),
+                        host="127.0.0.1", port=str(port))
+    runner = CellRunner(host_paths, tmp_path)
+    server = ServerProcess.start(argv, runner.env(), tmp_path / "server.log")
+    try:
+        server.wait_ready("127.0.0.1", port, timeout_s=30)
+        reply = subprocess.run(
+            [str(host_paths.python), str(REPO / "tests" / "clients" / "hello_client.py"),
+             f"127.0.0.1:{port}", "perflab"],
+            capture_output=True, text=True, timeout=30, env=runner.env(), check=True,
+        )
+        assert reply.stdout.strip() == "Hello perflab"
+    finally:
+        note = server.stop()
+    assert note == "", note
+    assert server.proc.returncode == 0, f"SIGTERM should end it cleanly: {server.proc.returncode}"
+
+
+@pytest.mark.parametrize("name", sorted(HELLO))
+def test_server_serves_a_real_ghz_cell(name, host_paths, tmp_path):
+    entry = HELLO[name]
+    spec = CellSpec(
+        run_id="t", study="hello", cell_id=f"{name}-steady-c2-r1", scenario="steady",
+        implementation=name, client="ghz", params={"concurrency": 2}, repeat=1,
+        server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
+        load=LoadSpec(kind="ghz", proto="hello.proto", call="helloworld.Greeter.SayHello",
+                      data={"name": "perflab"}, concurrency=2, duration_s=1, warmup_s=0.5,
+                      ghz_version=GHZ_VERSION),
+    )
+    record = CellRunner(host_paths, tmp_path).run(spec)
+    assert record.status == "ok", record.error
+    cell_dir = tmp_path / "t" / "hello" / spec.cell_id
+    assert (cell_dir / "ghz.json.gz").is_file()
+    metrics = perflab.load(tmp_path / "t").set_index("metric")["value"]
+    assert metrics["ok"] > 50
+    assert metrics["errors"] == 0
+    assert metrics["server_cpu_seconds"] > 0
+    assert metrics["client_max_rss"] > 0
+    # What was started is on record: the pinned argv and disjoint CPU sets.
+    argv = json.loads((cell_dir / "server.argv.json").read_text())
+    assert str(Path(argv[0]).name) in {"python", "hello_server_cpp", "hello_server_go"}
+    cell = json.loads((cell_dir / "cell.json").read_text())
+    assert not set(cell["pinning"]["server_cpus"]) & set(cell["pinning"]["client_cpus"])

@@ -1,0 +1,87 @@
+import pytest
+
+from perflab.impls import discover
+from perflab.matrix import MatrixError, expand
+from tests.conftest import REPO, study_vars
+
+KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello", "go/hello"}
+
+
+def hello_cells(profile: str, **changes):
+    matrix, profiles = study_vars("hello")
+    matrix.update(changes)
+    return expand("run1", "hello", matrix, profiles, profile, KNOWN)
+
+
+def test_hello_matrix_names_only_existing_servers():
+    matrix, _ = study_vars("hello")
+    known = set(discover(REPO / "servers"))
+    missing = {e["impl"] for e in matrix["implementations"].values()} - known
+    assert not missing, f"matrix names servers without an impl.toml: {missing}"
+
+
+def test_quick_profile_expands_every_server_shape_concurrency_and_repeat():
+    cells = hello_cells("quick")
+    assert len(cells) == 7 * 2 * 4 * 3
+    assert len({c.cell_id for c in cells}) == len(cells)
+    # Repeats interleave: every repeat-1 cell runs before any repeat-2 cell.
+    repeats = [c.repeat for c in cells]
+    assert repeats == sorted(repeats)
+
+
+def test_smoke_profile_is_one_short_cell_per_server():
+    cells = hello_cells("smoke")
+    assert len(cells) == 7
+    assert {c.load.concurrency for c in cells} == {10}
+    assert all(c.load.duration_s == 1 for c in cells)
+
+
+def test_seed_shape_cells_use_the_seed_total():
+    seed = [c for c in hello_cells("quick") if c.scenario == "seed_n200"]
+    assert {c.load.total for c in seed} == {200}
+    assert all(c.load.duration_s is None for c in seed)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"concurrency": [10, 0]}, "perflab_matrix_hello.concurrency"),
+        ({"concurrency": [2.5]}, "perflab_matrix_hello.concurrency"),
+        ({"scenarios": ["sometimes"]}, "perflab_matrix_hello.scenarios"),
+        (
+            {"implementations": {"x": {"impl": "rust/nope"}}},
+            "perflab_matrix_hello.implementations.x.impl",
+        ),
+        ({"run_implementations": ["nope"]}, "perflab_matrix_hello.run_implementations"),
+        ({"repeats": 0}, "perflab_matrix_hello.repeats"),
+        ({"steady_duration_s": -1}, "perflab_matrix_hello.steady_duration_s"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_key(changes, key):
+    with pytest.raises(MatrixError) as err:
+        hello_cells("quick", **changes)
+    assert key in str(err.value)
+
+
+def test_unknown_profile_is_refused():
+    with pytest.raises(MatrixError, match="perflab_profile: unknown profile 'fastest'"):
+        hello_cells("fastest")
+
+
+def test_profile_override_of_unknown_key_is_refused():
+    matrix, profiles = study_vars("hello")
+    profiles["smoke"]["concurency"] = [1]
+    with pytest.raises(MatrixError, match=r"perflab_profiles_hello.smoke.*concurency"):
+        expand("run1", "hello", matrix, profiles, "smoke", KNOWN)
+
+
+def test_unknown_study_is_refused():
+    with pytest.raises(MatrixError, match="no study 'nosuch'"):
+        expand("run1", "nosuch", {"a": 1}, {}, "quick", KNOWN)
+
+
+def test_calibration_measures_every_pinned_ghz():
+    matrix, profiles = study_vars("calibration")
+    cells = expand("run1", "calibration", matrix, profiles, "quick", KNOWN)
+    assert {c.load.ghz_version for c in cells} == set(matrix["ghz_versions"])
+    assert not any(c.bound_check for c in cells)

@@ -1,0 +1,139 @@
+"""The runner's own guarantees, with small real server processes written for the purpose:
+a crashed or silent server marks its cell failed, complete cells are skipped, and a
+half-written cell is never taken for a complete one."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import perflab
+from perflab.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.impls import HostPaths
+from perflab.runner import CellRunner, plan_pinning
+
+# Listens, says READY, then behaves as told by its first argument.
+SCRATCH_SERVER = textwrap.dedent("""
+    import socket, sys, time
+    mode, host, port = sys.argv[1], sys.argv[3], int(sys.argv[5])
+    if mode == "crash":
+        print("cannot bind: address on fire", file=sys.stderr)
+        sys.exit(3)
+    sock = socket.socket()
+    sock.bind((host, port))
+    sock.listen()
+    if mode == "silent":
+        time.sleep(60)
+    print("READY", flush=True)
+    if mode == "dies":
+        time.sleep(0.3)
+        sys.exit(7)
+    time.sleep(60)
+""")
+
+
+def scratch_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    for mode in ("crash", "silent", "dies"):
+        folder = src / "servers" / "scratch" / mode
+        folder.mkdir(parents=True)
+        (folder / "server.py").write_text(SCRATCH_SERVER)
+        (folder / "impl.toml").write_text(
+            f'name = "{mode}"\nlanguage = "python"\nserves = ["hello"]\n'
+            f'command = ["{sys.executable}", "{{here}}/server.py", "{mode}", '
+            '"--host", "{host}", "--port", "{port}"]\n'
+        )
+    (src / "proto").mkdir()
+    (src / "proto" / "hello.proto").write_text(
+        (Path(__file__).parent.parent / "proto" / "hello.proto").read_text()
+    )
+    return src
+
+
+def spec(mode: str, ready_timeout_s: float = 20.0) -> CellSpec:
+    return CellSpec(
+        run_id="run1",
+        study="hello",
+        cell_id=f"{mode}-steady-c2-r1",
+        scenario="steady",
+        implementation=mode,
+        client="ghz",
+        params={"concurrency": 2},
+        repeat=1,
+        server=ServerSpec(impl=f"scratch/{mode}", ready_timeout_s=ready_timeout_s),
+        load=LoadSpec(
+            kind="ghz",
+            proto="hello.proto",
+            call="helloworld.Greeter.SayHello",
+            data={"name": "x"},
+            concurrency=2,
+            duration_s=2,
+            ghz_version="0.93.0",
+        ),
+    )
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> CellRunner:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    return CellRunner(HostPaths(home=home, src=scratch_tree(tmp_path)), tmp_path / "runs")
+
+
+def test_pinning_splits_cpus_into_disjoint_halves():
+    pinning = plan_pinning([0, 1, 2, 3])
+    assert pinning.applied
+    assert pinning.server_cpus == [0, 1] and pinning.client_cpus == [2, 3]
+    assert not plan_pinning([0]).applied
+
+
+def test_server_that_crashes_at_start_fails_its_cell_with_the_reason(runner):
+    record = runner.run(spec("crash"))
+    assert record.status == "failed"
+    assert "exited with code 3 before READY" in record.error
+    assert "address on fire" in record.error
+    cell = json.loads((runner.cell_dir(spec("crash")) / "cell.json").read_text())
+    assert cell["status"] == "failed"
+
+
+def test_server_that_never_gets_ready_fails_after_its_timeout(runner):
+    record = runner.run(spec("silent", ready_timeout_s=1.0))
+    assert record.status == "failed"
+    assert "not ready within 1 s" in record.error
+
+
+def test_complete_cell_is_skipped_on_rerun(runner):
+    first = runner.run(spec("crash"))
+    before = (runner.cell_dir(spec("crash")) / "cell.json").read_text()
+    assert first is not None
+    assert runner.run(spec("crash")) is None
+    assert (runner.cell_dir(spec("crash")) / "cell.json").read_text() == before
+
+
+def test_half_written_cell_is_neither_loaded_nor_skipped(runner):
+    partial = runner.runs_root / "run1" / "hello" / ".partial-crash-steady-c2-r1"
+    partial.mkdir(parents=True)
+    (partial / "cell.json").write_text("{}")  # as a crash mid-write could leave it
+    assert perflab.load(runner.runs_root / "run1").empty
+    assert runner.run(spec("crash")) is not None  # it runs, and the stale partial is gone
+    assert not partial.exists()
+
+
+def test_failed_cell_loads_as_one_failed_row(runner):
+    runner.run(spec("crash"))
+    frame = perflab.load(runner.runs_root / "run1")
+    assert frame[["metric", "value", "status"]].values.tolist() == [["failed", 1.0, "failed"]]
+    cells = perflab.load_cells(runner.runs_root / "run1")
+    assert "exited with code 3" in cells.loc[0, "error"]
+
+
+def test_server_dying_mid_load_fails_the_cell_and_keeps_the_error_counts(tmp_path, host_paths):
+    src = scratch_tree(tmp_path)
+    runner = CellRunner(HostPaths(home=host_paths.home, src=src), tmp_path / "runs")
+    record = runner.run(spec("dies"))
+    assert record.status == "failed"
+    assert "exited with code 7 during the cell" in record.error
