@@ -10,10 +10,16 @@ from pathlib import Path
 
 from perflab.cell import CellSpec
 from perflab.impls import HostPaths, discover
+from perflab.runner import now_iso
 
 
 def host_paths(args: argparse.Namespace) -> HostPaths:
     return HostPaths(home=Path(args.home).expanduser(), src=Path(args.src).expanduser())
+
+
+def log_progress(path: Path, line: str) -> None:
+    with path.open("a") as handle:
+        handle.write(f"{now_iso()} {line}\n")
 
 
 def cmd_cell(args: argparse.Namespace) -> int:

@@ -76,18 +76,29 @@ def derived(metrics: list[Metric]) -> list[Metric]:
 
 
 def cell_metrics(folder: Path, cell: dict[str, Any]) -> list[Metric]:
+    """Metrics of every raw file; a complete cell must have all its load kind writes.
+
+    A failed cell keeps what its tools managed to write (error counts above all), but a
+    raw file its crash left unreadable is passed over: the cell's error already says why.
+    """
+    failed = cell["status"] == "failed"
     kind = cell.get("spec", {}).get("load", {}).get("kind", "ghz")
-    required = REQUIRED_RAW.get(kind, ())
+    required = () if failed else REQUIRED_RAW.get(kind, ())
     metrics: list[Metric] = []
     for name, parser in PARSERS.items():
         path = folder / name
-        if name in required or raw_exists(path):
+        if name not in required and not raw_exists(path):
+            continue
+        try:
             metrics += parser(read_raw_text(path), path)
+        except MalformedRawFile:
+            if not failed:
+                raise
     return metrics + derived(metrics)
 
 
 def load(run_dir: str | Path) -> pd.DataFrame:
-    """Every complete cell of a run as tidy rows; failed cells as one row metric 'failed'."""
+    """Every complete cell of a run as tidy rows; a failed cell adds a row metric 'failed'."""
     import pandas as pd
 
     run_dir = Path(run_dir)
@@ -110,7 +121,6 @@ def load(run_dir: str | Path) -> pd.DataFrame:
         }
         if cell["status"] == "failed":
             rows.append({**base, "metric": "failed", "value": 1.0, "unit": "cells"})
-            continue
         for metric in cell_metrics(folder, cell):
             rows.append(
                 {**base, "metric": metric.metric, "value": metric.value, "unit": metric.unit}

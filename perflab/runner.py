@@ -26,6 +26,7 @@ import psutil
 from perflab.cell import CellRecord, CellSpec
 from perflab.ghz import ghz_argv, ghz_binary
 from perflab.impls import HostPaths, command_argv, discover
+from perflab.parsers import ghz_error_messages, parse_ghz
 from perflab.sampler import ResourceSampler
 
 BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
@@ -171,6 +172,11 @@ def run_tool(
         )
 
 
+def ghz_error_summary(path: Path) -> str:
+    errors = ghz_error_messages(path.read_text())
+    return "; ".join(f"{count} x {message}" for message, count in errors.items()) or "no errors"
+
+
 def check_memory(needed: int) -> None:
     available = psutil.virtual_memory().available
     if needed and needed > available:
@@ -197,8 +203,9 @@ def gzip_file(path: Path) -> None:
 
 class CellRunner:
     def __init__(self, paths: HostPaths, runs_root: Path) -> None:
-        self.paths = paths
-        self.runs_root = runs_root
+        # Tools run with the cell folder as their working directory: every path is absolute.
+        self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
+        self.runs_root = runs_root.resolve()
         self.impls = discover(paths.src / "servers")
 
     def env(self) -> dict[str, str]:
@@ -377,7 +384,10 @@ class CellRunner:
             sampler,
         )
         sampler.phase("stop")
-        rps = json.loads((work / "ghz.json").read_text()).get("rps", 0.0)
+        measured = {m.metric: m.value for m in parse_ghz((work / "ghz.json").read_text())}
+        if not measured["ok"]:
+            raise CellFailed(f"no call succeeded: {ghz_error_summary(work / 'ghz.json')}")
+        rps = measured["rps"]
         ceiling = calibration.get("ceiling_rps")
         if spec.bound_check and ceiling and rps > BOUND_FRACTION * float(ceiling):
             record.status = "bound"

@@ -1,0 +1,118 @@
+"""Parsers against real tool output captured once (tests/data), and against malformed files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import perflab
+from perflab.parsers import (
+    MalformedRawFile,
+    parse_ghz,
+    parse_resources,
+    parse_time_v,
+    read_raw_text,
+)
+
+DATA = Path(__file__).parent / "data"
+
+
+def as_dict(rows):
+    return {m.metric: (m.value, m.unit) for m in rows}
+
+
+def test_ghz_real_report():
+    path = DATA / "ghz_real.json"
+    metrics = as_dict(parse_ghz(read_raw_text(path), path))  # only the .gz exists
+    raw = json.loads(gzip.open(DATA / "ghz_real.json.gz").read())
+    assert metrics["ok"] == (raw["statusCodeDistribution"]["OK"], "calls")
+    assert metrics["errors"] == (0, "calls")
+    assert metrics["rps"][0] == pytest.approx(raw["statusCodeDistribution"]["OK"] / (raw["total"] / 1e9))
+    assert metrics["latency_p50"] == (raw["latencyDistribution"][2]["latency"] / 1e6, "ms")
+    assert metrics["latency_p99"][0] > metrics["latency_p50"][0]
+
+
+def test_ghz_errors_are_counted_by_status_and_not_taken_for_throughput():
+    path = DATA / "ghz_all_unavailable.json"
+    metrics = as_dict(parse_ghz(path.read_text(), path))
+    assert metrics["errors_Unavailable"] == (20, "calls")
+    assert metrics["ok"] == (0, "calls")
+    assert metrics["rps"] == (0, "req/s")  # ghz itself claims thousands per second here
+    assert metrics["rps_ghz"][0] > 1000
+    assert "latency_p50" not in metrics
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("ghz_truncated.json", "not JSON"), ("ghz_not_ghz.json", "not a ghz JSON report")],
+)
+def test_malformed_ghz_names_the_file(name, reason):
+    path = DATA / name
+    with pytest.raises(MalformedRawFile, match=reason) as err:
+        parse_ghz(path.read_text(), path)
+    assert name in str(err.value)
+
+
+def test_time_v_real_output():
+    metrics = as_dict(parse_time_v((DATA / "time_v_real.txt").read_text()))
+    assert metrics["client_max_rss"] == (13384, "KiB")
+    assert metrics["client_page_faults_minor"] == (9342, "count")
+    assert metrics["client_ctx_switches_voluntary"] == (114, "count")
+    assert metrics["client_cpu_seconds"][0] == pytest.approx(0.19)
+
+
+def test_time_v_malformed_names_file_and_field():
+    path = DATA / "time_v_malformed.txt"
+    with pytest.raises(MalformedRawFile, match=r"time_v_malformed.txt: 'User time \(seconds\)'"):
+        parse_time_v(path.read_text(), path)
+    with pytest.raises(MalformedRawFile, match="not GNU time -v output"):
+        parse_time_v("hello\n", "x.txt")
+
+
+def test_resources_real_samples():
+    metrics = as_dict(parse_resources((DATA / "resources_real.csv").read_text()))
+    assert metrics["server_rss_peak"][1] == "MiB"
+    assert 0 < metrics["server_cpu_seconds"][0] < 10
+    assert 0 < metrics["server_cpu_percent_mean"][0] <= 100 * 2
+    assert "client_cpu_seconds" in metrics
+
+
+def test_resources_without_its_columns_is_refused():
+    with pytest.raises(MalformedRawFile, match="resources.csv: expected columns"):
+        parse_resources("a,b\n1,2\n", "resources.csv")
+
+
+def copy_run(tmp_path: Path) -> Path:
+    src = DATA / "runs" / "hello_fixture"
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_load_gives_tidy_rows_with_units(tmp_path):
+    frame = perflab.load(copy_run(tmp_path))
+    assert {"run_id", "study", "scenario", "implementation", "client", "repeat", "metric",
+            "value", "unit", "concurrency"} <= set(frame.columns)
+    rps = frame[(frame.study == "hello") & (frame.metric == "rps")]
+    assert len(rps) == len(frame[frame.study == "hello"].cell_id.unique())
+    assert (rps.unit == "req/s").all() and (rps.value > 0).all()
+
+
+def test_load_names_a_missing_raw_file(tmp_path):
+    run = copy_run(tmp_path)
+    victim = next(run.glob("hello/*/ghz.json.gz"))
+    victim.unlink()
+    with pytest.raises(MalformedRawFile, match=f"{victim.parent.name}/ghz.json: missing"):
+        perflab.load(run)
+
+
+def test_load_names_a_malformed_raw_file(tmp_path):
+    run = copy_run(tmp_path)
+    victim = next(run.glob("hello/*/time.txt"))
+    victim.write_text("Command terminated by signal 9\n")
+    with pytest.raises(MalformedRawFile, match=f"{victim.parent.name}/time.txt: not GNU time"):
+        perflab.load(run)
