@@ -12,6 +12,8 @@ RUN_ID     ?=
 RUN        ?=
 PLAYBOOK   := $(BIN)/ansible-playbook -i $(INVENTORY)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+# ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv setup run report test lint clean-smoke
 

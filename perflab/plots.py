@@ -40,6 +40,7 @@ def lines_with_intervals(
         ax.errorbar(group[x], group["median"], yerr=err, marker="o", capsize=3, label=str(name))
     if logx:
         ax.set_xscale("log")
+    ax.set_ylim(bottom=0)  # rates compared by eye need their zero
     ax.set_xticks(sorted(summary[x].unique()))
     ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel(x)
@@ -69,3 +70,13 @@ def published_vs_measured(table: pd.DataFrame, label: str, title: str, ylabel: s
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def show(fig: Figure, out_dir: str | Path, name: str):  # -> IPython.display.Image
+    """Saves the figure beside the report and returns it as an image the notebook displays
+    (the Agg backend draws nothing inline by itself)."""
+    from IPython.display import Image
+
+    path = save(fig, out_dir, name)
+    plt.close(fig)
+    return Image(filename=str(path))

@@ -105,4 +105,4 @@ def hosts_table(manifest: dict):  # -> pd.DataFrame
                 "libgrpc++": versions.get("debian_packages", {}).get("libgrpc++-dev"),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).set_index("host") if rows else pd.DataFrame(rows)

@@ -64,3 +64,30 @@ def errors_by_code(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     table = errors.groupby([*by, "metric"], as_index=False)["value"].sum()
     table["status_code"] = table.pop("metric").str.removeprefix("errors_")
     return table.rename(columns={"value": "calls"})
+
+
+def or_note(table: pd.DataFrame, note: str):  # -> DataFrame | IPython Markdown
+    """The table, or a sentence saying there is nothing to show (an empty grid says nothing)."""
+    if len(table):
+        return table
+    from IPython.display import Markdown
+
+    return Markdown(f"*{note}*")
+
+
+def published_table(
+    table: pd.DataFrame, keys: list[str], unit: str, digits: int = 1
+) -> pd.DataFrame:
+    """Published vs measured for display: keys as index, units in the headers."""
+    shown = table.set_index(keys)[["published", "measured", "ci_low", "ci_high", "ratio"]]
+    return shown.round(
+        {"published": digits, "measured": digits, "ci_low": digits, "ci_high": digits, "ratio": 2}
+    ).rename(
+        columns={
+            "published": f"published ({unit})",
+            "measured": f"measured median ({unit})",
+            "ci_low": "95% low",
+            "ci_high": "95% high",
+            "ratio": "measured / published",
+        }
+    )

@@ -1,0 +1,65 @@
+"""`run_all.yml` end to end with the smoke profile into a scratch data folder: setup,
+calibration, every study's smoke cells, collect, report. Then the same run id again:
+every complete cell is skipped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import study_vars
+from tests.test_ansible import ansible
+
+RUN_ID = "e2e-smoke"
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    args = [
+        "-i",
+        "inventory/localhost.yml",
+        "playbooks/run_all.yml",
+        "-e",
+        "perflab_profile=smoke",
+        "-e",
+        f"perflab_run_id={RUN_ID}",
+        "-e",
+        f"perflab_data_dir={root / 'data'}",
+        "-e",
+        f"perflab_reports_dir={root / 'reports'}",
+    ]
+    first = ansible(*args, timeout=1800)
+    assert first.returncode == 0, first.stdout[-6000:] + first.stderr[-3000:]
+    return root, args, first
+
+
+def test_smoke_run_writes_the_data_contract(smoke_run):
+    root, _, first = smoke_run
+    run = root / "data" / RUN_ID
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["profile"] == "smoke" and manifest["run_id"] == RUN_ID
+    assert manifest["calibration"]["ceiling_rps"] > 0
+    host = next(iter(manifest["hosts"].values()))
+    assert host["cpus"] >= 1 and host["versions"]["ghz_installed"]
+    hello = study_vars("hello")[0]["implementations"]
+    cells = sorted((run / "hello").glob("*/cell.json"))
+    assert len(cells) == len(hello)  # one smoke cell per server
+    for path in cells:
+        cell = json.loads(path.read_text())
+        assert cell["status"] in ("ok", "bound"), (path, cell["error"])
+    # Progress: Ansible labelled every cell with its position.
+    assert f"[{len(hello)}/{len(hello)}] hello/" in first.stdout
+    assert (root / "reports" / RUN_ID / "index.html").is_file()
+    assert (root / "reports" / RUN_ID / "hello.html").is_file()
+
+
+def test_rerun_with_the_same_run_id_skips_complete_cells(smoke_run):
+    root, args, _ = smoke_run
+    run = root / "data" / RUN_ID
+    before = {p: p.read_text() for p in run.glob("*/*/cell.json")}
+    again = ansible(*args, timeout=1800)
+    assert again.returncode == 0, again.stdout[-4000:]
+    assert {p: p.read_text() for p in run.glob("*/*/cell.json")} == before
+    assert "skipping" in again.stdout
