@@ -175,12 +175,15 @@ def parse_resources(text: str, path: Path | str = "resources.csv") -> list[Metri
                 start = before[-1][4] if before else phase_samples[0][4]
                 cpu_seconds += phase_samples[-1][4] - start
         peak_rss = max((s[3] for samples in pids.values() for s in samples), default=0.0)
-        rows.append(Metric(f"{role}_rss_peak", peak_rss / 2**20, "MiB"))
+        # The client's exact CPU and RSS come from /usr/bin/time -v (client_* metrics);
+        # its samples are named apart so neither overwrites the other.
+        name = role if role == "server" else f"{role}_sampled"
+        rows.append(Metric(f"{name}_rss_peak", peak_rss / 2**20, "MiB"))
         if measured:
-            rows.append(Metric(f"{role}_cpu_seconds", cpu_seconds, "s"))
+            rows.append(Metric(f"{name}_cpu_seconds", cpu_seconds, "s"))
             rows.append(
                 Metric(
-                    f"{role}_cpu_percent_mean",
+                    f"{name}_cpu_percent_mean",
                     sum(s[2] for s in measured) / len(measured),
                     "percent",
                 )

@@ -208,11 +208,11 @@ def separated(a: Standing, b: Standing) -> bool:
 
 
 def how_much(better: Standing, worse: Standing, higher_is_better: bool) -> str:
-    """'1.8x faster', 'about the same', with 'within the interval' when they overlap."""
+    """'1.8x faster than X', 'about as fast as X', noting overlapping intervals."""
     ratio = better.median / worse.median if higher_is_better else worse.median / better.median
     if ratio < SAME:
-        return "about the same"
-    text = f"{ratio:.1f}x"
+        return f"about as fast as {worse.name}"
+    text = f"{ratio:.1f}x faster than {worse.name}"
     if not separated(better, worse):
         text += " (intervals overlap)"
     return text
@@ -244,9 +244,9 @@ def speed_sentence(summary: pd.DataFrame, scenario: str, method: str) -> str:
     )
     reference = find(found, "grpc_aio")
     if reference is not None and reference is not best:
-        text += f": {how_much(best, reference, False)} faster than grpc.aio"
+        text += f": {how_much(best, reference, False)}"
     elif reference is best:
-        text += f": {how_much(best, rest[0], False)} faster than {rest[0].name}"
+        text += f": {how_much(best, rest[0], False)}"
     return text + "."
 
 

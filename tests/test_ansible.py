@@ -19,8 +19,13 @@ INVENTORIES = sorted((REPO / "inventory").glob("*.yml"))
 def ansible(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
     return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), *args], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        [str(ANSIBLE_PLAYBOOK), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -34,17 +39,28 @@ def test_playbook_syntax(playbook):
     ("extra", "message"),
     [
         ("perflab_profile=fastest", "perflab_profile: unknown profile 'fastest'"),
-        ('{"perflab_matrix_hello": {"implementations": {"x": {"impl": "rust/nope"}}, '
-         '"scenarios": ["steady"], "concurrency": [1], "repeats": 1, "seed_total": 1, '
-         '"steady_duration_s": 1, "warmup_s": 1}}',
-         "perflab_matrix_hello.implementations.x.impl: unknown server 'rust/nope'"),
-        ('{"perflab_profiles_hello": {"quick": {"concurrency": [0]}}}',
-         "perflab_matrix_hello.concurrency: 0 is not a positive integer"),
+        (
+            '{"perflab_matrix_hello": {"implementations": {"x": {"impl": "rust/nope"}}, '
+            '"scenarios": ["steady"], "concurrency": [1], "repeats": 1, "seed_total": 1, '
+            '"steady_duration_s": 1, "warmup_s": 1}}',
+            "perflab_matrix_hello.implementations.x.impl: unknown server 'rust/nope'",
+        ),
+        (
+            '{"perflab_profiles_hello": {"quick": {"concurrency": [0]}}}',
+            "perflab_matrix_hello.concurrency: 0 is not a positive integer",
+        ),
     ],
 )
 def test_bad_matrix_is_refused_before_anything_runs(extra, message, tmp_path):
-    done = ansible("-i", "inventory/localhost.yml", "playbooks/run_all.yml",
-                   "-e", extra, "-e", f"perflab_data_dir={tmp_path}")
+    done = ansible(
+        "-i",
+        "inventory/localhost.yml",
+        "playbooks/run_all.yml",
+        "-e",
+        extra,
+        "-e",
+        f"perflab_data_dir={tmp_path}",
+    )
     assert done.returncode != 0
     assert message in done.stdout + done.stderr
     # Refused in the first play: no host was set up, no cell folder was written.

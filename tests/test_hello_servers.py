@@ -28,16 +28,25 @@ def impls():
 def test_server_answers_a_python_client_and_stops_cleanly(name, impls, host_paths, tmp_path):
     entry = HELLO[name]
     port = free_port("127.0.0.1")
-    argv = command_argv(impls[entry["impl"]], host_paths, entry.get("options"),
-                        host="127.0.0.1", port=str(port))
+    argv = command_argv(
+        impls[entry["impl"]], host_paths, entry.get("options"), host="127.0.0.1", port=str(port)
+    )
     runner = CellRunner(host_paths, tmp_path)
     server = ServerProcess.start(argv, runner.env(), tmp_path / "server.log")
     try:
         server.wait_ready("127.0.0.1", port, timeout_s=30)
         reply = subprocess.run(
-            [str(host_paths.python), str(REPO / "tests" / "clients" / "hello_client.py"),
-             f"127.0.0.1:{port}", "perflab"],
-            capture_output=True, text=True, timeout=30, env=runner.env(), check=True,
+            [
+                str(host_paths.python),
+                str(REPO / "tests" / "clients" / "hello_client.py"),
+                f"127.0.0.1:{port}",
+                "perflab",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=runner.env(),
+            check=True,
         )
         assert reply.stdout.strip() == "Hello perflab"
     finally:
@@ -50,12 +59,25 @@ def test_server_answers_a_python_client_and_stops_cleanly(name, impls, host_path
 def test_server_serves_a_real_ghz_cell(name, host_paths, tmp_path):
     entry = HELLO[name]
     spec = CellSpec(
-        run_id="t", study="hello", cell_id=f"{name}-steady-c2-r1", scenario="steady",
-        implementation=name, client="ghz", params={"concurrency": 2}, repeat=1,
+        run_id="t",
+        study="hello",
+        cell_id=f"{name}-steady-c2-r1",
+        scenario="steady",
+        implementation=name,
+        client="ghz",
+        params={"concurrency": 2},
+        repeat=1,
         server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
-        load=LoadSpec(kind="ghz", proto="hello.proto", call="helloworld.Greeter.SayHello",
-                      data={"name": "perflab"}, concurrency=2, duration_s=1, warmup_s=0.5,
-                      ghz_version=GHZ_VERSION),
+        load=LoadSpec(
+            kind="ghz",
+            proto="hello.proto",
+            call="helloworld.Greeter.SayHello",
+            data={"name": "perflab"},
+            concurrency=2,
+            duration_s=1,
+            warmup_s=0.5,
+            ghz_version=GHZ_VERSION,
+        ),
     )
     record = CellRunner(host_paths, tmp_path).run(spec)
     assert record.status == "ok", record.error

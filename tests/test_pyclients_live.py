@@ -1,0 +1,207 @@
+"""pyclients study, live: every client gets correct answers from the C++ numbers server in
+every scenario and by both methods, and exits non-zero when an answer is wrong.
+
+Starts the real server (servers/cpp/numbers, built by roles/pyclients_build) on 127.0.0.1
+and the clients with the host venv, exactly as the runner would (impl.toml commands).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.impls import HostPaths, Implementation, command_argv, discover
+from perflab.runner import free_port
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.live
+
+CLIENTS = [
+    "python/pyclient_grpc_aio",
+    "python/pyclient_betterproto",
+    "python/pyclient_betterproto2",
+    "python/pyclient_grpcio_sync",
+]
+ASYNC_CLIENTS = CLIENTS[:3]
+IMPLS = discover(REPO / "servers")
+# Small counts: these check answers, they do not measure.
+SEED = {"method": "seed", "seed_loops": 3, "seed_repeats": 2, "warmup_calls": 1}
+STEADY = {"method": "steady", "steady_calls": 5, "warmup_calls": 1}
+NUMBERS = {"request_reply": 0, "stream_10": 10, "stream_100000": 100_000}
+
+
+def env(paths: HostPaths) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(paths.gen / "python"), "PYTHONUNBUFFERED": "1"}
+
+
+def start(argv: list[str], environ: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Starts a server and waits (bounded) for its READY line."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    seen = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if ready:
+            line = proc.stdout.readline()
+            seen += line
+            if line.strip() == b"READY":
+                return proc
+        if proc.poll() is not None:
+            break
+    proc.kill()
+    proc.wait()
+    pytest.fail(f"{argv[0]} never said READY:\n{seen.decode(errors='replace')}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail("server ignored SIGTERM for 10 s")
+    return proc.returncode
+
+
+@pytest.fixture(scope="module")
+def numbers_server(host_paths: HostPaths):
+    server = IMPLS["cpp/numbers"]
+    if not (host_paths.bin / "numbers_server").is_file():
+        pytest.fail(f"{host_paths.bin}/numbers_server is missing: run `make setup` first")
+    port = free_port("127.0.0.1")
+    argv = command_argv(server, host_paths, host="127.0.0.1", port=str(port))
+    proc = start(argv, env(host_paths))
+    yield f"127.0.0.1:{port}"
+    assert stop(proc) == 0, "the numbers server must exit cleanly on SIGTERM"
+
+
+def run_client(
+    impl: Implementation, paths: HostPaths, target: str, out: Path, options: dict
+) -> subprocess.CompletedProcess[str]:
+    argv = command_argv(impl, paths, options, target=target, out=str(out))
+    return subprocess.run(argv, env=env(paths), capture_output=True, text=True, timeout=300)
+
+
+def metrics(out: Path) -> dict[str, float]:
+    report = json.loads(out.read_text())
+    return {m["metric"]: m["value"] for m in report["metrics"]}
+
+
+@pytest.mark.parametrize("scenario", list(NUMBERS))
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_gets_correct_answers_in_every_scenario(
+    client, scenario, numbers_server, host_paths, tmp_path
+):
+    impl = IMPLS[client]
+    # The 100 000-number stream once (seed, one loop, no warm-up); the others by both methods.
+    methods = (
+        [{"method": "seed", "seed_loops": 1, "seed_repeats": 1, "warmup_calls": 0}]
+        if scenario == "stream_100000"
+        else [SEED, STEADY]
+    )
+    for options in methods:
+        out = tmp_path / f"{options['method']}.json"
+        done = run_client(impl, host_paths, numbers_server, out, {"scenario": scenario, **options})
+        assert done.returncode == 0, f"{client} {scenario}: {done.stderr}"
+        found = metrics(out)
+        assert found["time_per_call"] > 0 and found["calls_per_s"] > 0
+        if NUMBERS[scenario]:
+            assert found["numbers_per_s"] == pytest.approx(found["calls_per_s"] * NUMBERS[scenario])
+        if options["method"] == "steady":
+            report = json.loads(out.read_text())
+            assert len(report["latencies_us"]) == STEADY["steady_calls"]
+            assert found["calls"] == STEADY["steady_calls"] + STEADY["warmup_calls"] + 1
+            assert found["latency_p50"] <= found["latency_p99"] <= found["latency_max"]
+        else:
+            assert found["calls"] == options["warmup_calls"] + (
+                options["seed_loops"] * options["seed_repeats"]
+            )
+
+
+@pytest.mark.parametrize("client", ASYNC_CLIENTS)
+def test_async_clients_run_on_uvloop(client, numbers_server, host_paths, tmp_path):
+    out = tmp_path / "client.json"
+    for options in (SEED, STEADY):
+        done = run_client(
+            IMPLS[client], host_paths, numbers_server, out,
+            {"scenario": "stream_10", "loop": "uvloop", **options},
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(out.read_text())["loop"] == "uvloop"
+
+
+# A numbers server that answers wrongly: another greeting, and a stream that skips 3.
+WRONG_SERVER = textwrap.dedent("""
+    import asyncio, sys
+    from bp1.numbers import HelloReply, NumberReply, NumbersBase
+    from grpclib.server import Server
+    from grpclib.utils import graceful_exit
+
+    class Wrong(NumbersBase):
+        async def say_hello(self, hello_request):
+            return HelloReply(message="Hello, somebody else")
+
+        async def stream_numbers(self, stream_request):
+            for number in range(1, stream_request.count + 1):
+                if number != 3:
+                    yield NumberReply(number=number)
+
+    async def main():
+        server = Server([Wrong()])
+        with graceful_exit([server]):
+            await server.start("127.0.0.1", int(sys.argv[1]))
+            print("READY", flush=True)
+            await server.wait_closed()
+
+    asyncio.run(main())
+""")
+
+
+@pytest.fixture(scope="module")
+def wrong_server(host_paths: HostPaths, tmp_path_factory):
+    script = tmp_path_factory.mktemp("wrong") / "wrong_server.py"
+    script.write_text(WRONG_SERVER)
+    port = free_port("127.0.0.1")
+    proc = start([str(host_paths.python), str(script), str(port)], env(host_paths))
+    yield f"127.0.0.1:{port}"
+    stop(proc)
+
+
+@pytest.mark.parametrize("scenario", ["request_reply", "stream_10"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_exits_nonzero_on_a_wrong_answer(client, scenario, wrong_server, host_paths,
+                                                 tmp_path):
+    out = tmp_path / "client.json"
+    options = {"scenario": scenario, **STEADY}
+    done = run_client(IMPLS[client], host_paths, wrong_server, out, options)
+    assert done.returncode == 3, done.stderr
+    expected = "reply 'Hello, somebody else'" if scenario == "request_reply" else (
+        "stream message 3 carried 4, expected 3"
+    )
+    assert expected in done.stderr
+    assert not out.exists(), "a client that got a wrong answer must not write measurements"
+
+
+def test_harness_refuses_a_short_stream_and_ranks_percentiles():
+    sys.path.insert(0, str(REPO / "servers" / "python" / "pyclient_harness"))
+    try:
+        import harness
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(harness.WrongAnswer, match="ended after 9 numbers, expected 10"):
+        harness.check_count(9, 10)
+    assert harness.percentile(list(range(1, 101)), 0.99) == 99
+    assert harness.percentile([5], 0.5) == 5
+    assert harness.split_target("127.0.0.1:5") == ("127.0.0.1", 5)

@@ -1,0 +1,39 @@
+"""pyclients study: the notebook renders headless on a small real run, verdict included."""
+
+from __future__ import annotations
+
+import pytest
+
+from perflab import pyclients as pc
+from perflab.load import load, load_reference
+from perflab.report import render
+from tests.conftest import REPO
+
+FIXTURE = REPO / "tests" / "data" / "runs" / "pyclients_fixture"
+
+
+def test_fixture_run_is_complete_and_loads():
+    frame = load(FIXTURE)
+    assert set(frame["study"]) == {"pyclients"}
+    assert "failed" not in set(frame["metric"])
+    assert {"time_per_call", "client_max_rss", "numbers_per_s"} <= set(frame["metric"])
+    assert (FIXTURE / "manifest.json").is_file()
+
+
+@pytest.mark.slow
+def test_notebook_executes_on_the_fixture_run(tmp_path):
+    params = {
+        "run_dir": str(FIXTURE),
+        "reference_dir": str(REPO / "data" / "reference"),
+        "out_dir": str(tmp_path),
+    }
+    html = render(REPO / "notebooks" / "pyclients.ipynb", tmp_path, params, "pyclients")
+    page = html.read_text()
+    # The verdict in the page is the one the package generates from the same data.
+    summary = pc.summarize(load(FIXTURE))
+    verdict = pc.verdict(summary, load_reference(REPO / "data" / "reference", "pyclients"))
+    assert "Streaming 100 000 numbers" in verdict
+    first_sentence = verdict.split(" (")[0]
+    assert first_sentence in page
+    assert "Traceback" not in page
+    assert (tmp_path / "figures" / "pyclients_published_time_per_call.png").is_file()
