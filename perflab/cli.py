@@ -32,15 +32,19 @@ def cmd_cell(args: argparse.Namespace) -> int:
         print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
         return 2
     runner = CellRunner(host_paths(args), Path(args.runs).expanduser())
+    label = f"{args.progress} {spec.study}/{spec.cell_id}".strip()
+    # Ansible prints a loop item only when it ends; this file says what runs now.
+    progress = runner.runs_root / spec.run_id / "progress.log"
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    log_progress(progress, f"start {label}")
     record = runner.run(spec)
-    label = f"{args.progress} " if args.progress else ""
     if record is None:
-        print(f"{label}{spec.study}/{spec.cell_id}: complete already, skipped")
+        line = f"{label}: complete already, skipped"
     else:
-        print(
-            f"{label}{spec.study}/{spec.cell_id}: {record.status}"
-            + (f": {record.error.splitlines()[0]}" if record.error else "")
-        )
+        first_error = record.error.splitlines()[0] if record.error else ""
+        line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
+    log_progress(progress, f"end   {line}")
+    print(line)
     return 0
 
 

@@ -37,7 +37,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
             study="calibration",
             cell_id=f"ghz-{version}-c{concurrency}-r{repeat}",
             scenario="ceiling",
-            implementation=server.split("/")[-1],
+            implementation=server.replace("/", "_"),
             client=f"ghz-{version}",
             params={"concurrency": concurrency, "duration_s": duration_s, "warmup_s": warmup_s},
             repeat=repeat,
