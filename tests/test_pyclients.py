@@ -34,8 +34,15 @@ def test_matrix_names_only_existing_folders():
     impls = discover(REPO / "servers")
     for entry in matrix["clients"].values():
         # Every option the study passes is one the client's impl.toml declares.
-        assert {"scenario", "method", "loop", "seed_loops", "seed_repeats", "steady_calls",
-                "warmup_calls"} <= set(impls[entry["impl"]].options)
+        assert {
+            "scenario",
+            "method",
+            "loop",
+            "seed_loops",
+            "seed_repeats",
+            "steady_calls",
+            "warmup_calls",
+        } <= set(impls[entry["impl"]].options)
 
 
 def test_quick_profile_runs_every_client_loop_scenario_and_method():
@@ -46,16 +53,23 @@ def test_quick_profile_runs_every_client_loop_scenario_and_method():
     assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
     assert {c.scenario for c in quick if c.params["method"] == "steady"} == set(pc.SCENARIOS)
     assert {(c.client, c.params["loop"]) for c in quick} == {
-        ("grpc_aio", "asyncio"), ("grpc_aio", "uvloop"),
-        ("betterproto_grpclib", "asyncio"), ("betterproto_grpclib", "uvloop"),
-        ("betterproto2_grpclib", "asyncio"), ("betterproto2_grpclib", "uvloop"),
+        ("grpc_aio", "asyncio"),
+        ("grpc_aio", "uvloop"),
+        ("betterproto_grpclib", "asyncio"),
+        ("betterproto_grpclib", "uvloop"),
+        ("betterproto2_grpclib", "asyncio"),
+        ("betterproto2_grpclib", "uvloop"),
         ("grpcio_sync", "none"),
     }
     cell = next(c for c in quick if c.cell_id == "grpc_aio-uvloop-request_reply-seed-r2")
     assert cell.load.kind == "client" and cell.load.client_impl == "python/pyclient_grpc_aio"
     assert cell.load.client_options == {
-        "scenario": "request_reply", "method": "seed", "loop": "uvloop",
-        "warmup_calls": 200, "seed_loops": 100, "seed_repeats": 5,
+        "scenario": "request_reply",
+        "method": "seed",
+        "loop": "uvloop",
+        "warmup_calls": 200,
+        "seed_loops": 100,
+        "seed_repeats": 5,
     }
     assert cell.server.impl == "cpp/numbers" and cell.implementation == "cpp_numbers"
 
@@ -64,7 +78,8 @@ def test_smoke_profile_is_one_short_cell_per_client_and_scenario():
     smoke = cells("smoke")
     assert len(smoke) == 4 * 2
     assert {(c.scenario, c.params["method"]) for c in smoke} == {
-        ("request_reply", "seed"), ("stream_10", "steady")
+        ("request_reply", "seed"),
+        ("stream_10", "steady"),
     }
     assert all(c.repeat == 1 for c in smoke)
 
@@ -78,20 +93,30 @@ def test_full_profile_expands():
     [
         ({"server": {"name": "x", "impl": "cpp/nope"}}, "perflab_matrix_pyclients.server.impl"),
         ({"server": "cpp/numbers"}, "perflab_matrix_pyclients.server"),
-        ({"clients": {"x": {"impl": "python/nope", "loops": ["asyncio"]}}},
-         "perflab_matrix_pyclients.clients.x.impl"),
-        ({"clients": {"x": {"impl": "python/pyclient_grpc_aio", "loops": ["trio"]}}},
-         "perflab_matrix_pyclients.clients.x.loops"),
+        (
+            {"clients": {"x": {"impl": "python/nope", "loops": ["asyncio"]}}},
+            "perflab_matrix_pyclients.clients.x.impl",
+        ),
+        (
+            {"clients": {"x": {"impl": "python/pyclient_grpc_aio", "loops": ["trio"]}}},
+            "perflab_matrix_pyclients.clients.x.loops",
+        ),
         ({"run_clients": ["nope"]}, "perflab_matrix_pyclients.run_clients"),
         ({"run_loops": ["gevent"]}, "perflab_matrix_pyclients.run_loops"),
         ({"methods": {"fastest": ["request_reply"]}}, "perflab_matrix_pyclients.methods"),
         ({"methods": {"seed": ["stream_7"]}}, "perflab_matrix_pyclients.methods.seed"),
-        ({"seed_loops": {"request_reply": 0, "stream_10": 100}},
-         "perflab_matrix_pyclients.seed_loops.request_reply"),
-        ({"steady_calls": {"request_reply": 10, "stream_10": 10}},
-         "perflab_matrix_pyclients.steady_calls.stream_100000"),
-        ({"warmup_calls": {"request_reply": -1, "stream_10": 0, "stream_100000": 0}},
-         "perflab_matrix_pyclients.warmup_calls.request_reply"),
+        (
+            {"seed_loops": {"request_reply": 0, "stream_10": 100}},
+            "perflab_matrix_pyclients.seed_loops.request_reply",
+        ),
+        (
+            {"steady_calls": {"request_reply": 10, "stream_10": 10}},
+            "perflab_matrix_pyclients.steady_calls.stream_100000",
+        ),
+        (
+            {"warmup_calls": {"request_reply": -1, "stream_10": 0, "stream_100000": 0}},
+            "perflab_matrix_pyclients.warmup_calls.request_reply",
+        ),
         ({"seed_repeats": 0}, "perflab_matrix_pyclients.seed_repeats"),
         ({"repeats": 2.5}, "perflab_matrix_pyclients.repeats"),
         ({"timeout_s": "soon"}, "perflab_matrix_pyclients.timeout_s"),
@@ -109,10 +134,21 @@ def test_bad_values_are_refused_naming_the_key(changes, key):
 
 def rows(client, loop, scenario, method, metric, values, unit="ms"):
     return [
-        {"run_id": "r", "study": "pyclients", "scenario": scenario, "implementation": "cpp_numbers",
-         "client": client, "loop": loop, "method": method, "repeat": i + 1, "metric": metric,
-         "value": v, "unit": unit, "cell_id": f"{client}-{loop}-{scenario}-{method}-r{i + 1}",
-         "status": "ok"}
+        {
+            "run_id": "r",
+            "study": "pyclients",
+            "scenario": scenario,
+            "implementation": "cpp_numbers",
+            "client": client,
+            "loop": loop,
+            "method": method,
+            "repeat": i + 1,
+            "metric": metric,
+            "value": v,
+            "unit": unit,
+            "cell_id": f"{client}-{loop}-{scenario}-{method}-r{i + 1}",
+            "status": "ok",
+        }
         for i, v in enumerate(values)
     ]
 
@@ -127,20 +163,60 @@ PUBLISHED = pd.read_csv(REPO / "data" / "reference" / "pyclients.csv")
 def test_verdict_names_winners_ratios_and_settles_the_stream_contradiction():
     data = frame(
         rows("grpc_aio", "asyncio", "request_reply", "seed", "time_per_call", [3.0, 3.1, 2.9]),
-        rows("betterproto_grpclib", "asyncio", "request_reply", "seed", "time_per_call",
-             [1.5, 1.4, 1.6]),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "request_reply",
+            "seed",
+            "time_per_call",
+            [1.5, 1.4, 1.6],
+        ),
         rows("grpc_aio", "asyncio", "request_reply", "steady", "time_per_call", [0.30, 0.31, 0.29]),
-        rows("betterproto_grpclib", "asyncio", "request_reply", "steady", "time_per_call",
-             [0.80, 0.82, 0.78]),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "request_reply",
+            "steady",
+            "time_per_call",
+            [0.80, 0.82, 0.78],
+        ),
         rows("grpc_aio", "uvloop", "request_reply", "steady", "time_per_call", [0.36, 0.36, 0.36]),
-        rows("grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s",
-             [17000, 17500, 16500], "numbers/s"),
-        rows("betterproto_grpclib", "asyncio", "stream_100000", "steady", "numbers_per_s",
-             [9500, 9600, 9400], "numbers/s"),
-        rows("grpc_aio", "asyncio", "request_reply", "seed", "client_max_rss",
-             [40000, 40100, 39900], "KiB"),
-        rows("betterproto_grpclib", "asyncio", "request_reply", "seed", "client_max_rss",
-             [28000, 28100, 27900], "KiB"),
+        rows(
+            "grpc_aio",
+            "asyncio",
+            "stream_100000",
+            "steady",
+            "numbers_per_s",
+            [17000, 17500, 16500],
+            "numbers/s",
+        ),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "stream_100000",
+            "steady",
+            "numbers_per_s",
+            [9500, 9600, 9400],
+            "numbers/s",
+        ),
+        rows(
+            "grpc_aio",
+            "asyncio",
+            "request_reply",
+            "seed",
+            "client_max_rss",
+            [40000, 40100, 39900],
+            "KiB",
+        ),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "request_reply",
+            "seed",
+            "client_max_rss",
+            [28000, 28100, 27900],
+            "KiB",
+        ),
     )
     text = pc.verdict(pc.summarize(frame(*[data.to_dict("records")])), PUBLISHED)
     # Seed method: betterproto wins request-reply by 3.0 / 1.5 = 2.0x.
@@ -155,18 +231,34 @@ def test_verdict_names_winners_ratios_and_settles_the_stream_contradiction():
     assert "grpcio's throughput is 79% higher" in text
     assert "Results summary ('the throughput of grpcio is about 30% higher') holds" in text
     # 28 000 vs 40 000 KiB = 30% less; seed claimed 40%, its table 29%.
-    assert "uses 30% less than grpc.aio (the seed's prose claimed 40%, its own table shows 29%)" \
+    assert (
+        "uses 30% less than grpc.aio (the seed's prose claimed 40%, its own table shows 29%)"
         in text
+    )
     assert "grpc.aio +20%" in text  # uvloop 0.36 vs 0.30 ms
     assert "treat these as indications" not in text
 
 
 def test_verdict_says_when_the_stream_difference_is_within_the_interval():
     data = frame(
-        rows("grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s",
-             [10000, 12000, 11000], "numbers/s"),
-        rows("betterproto_grpclib", "asyncio", "stream_100000", "steady", "numbers_per_s",
-             [10500, 11500, 11200], "numbers/s"),
+        rows(
+            "grpc_aio",
+            "asyncio",
+            "stream_100000",
+            "steady",
+            "numbers_per_s",
+            [10000, 12000, 11000],
+            "numbers/s",
+        ),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "stream_100000",
+            "steady",
+            "numbers_per_s",
+            [10500, 11500, 11200],
+            "numbers/s",
+        ),
     )
     text = pc.verdict(pc.summarize(data))
     assert "Their intervals overlap, so neither of the seed README's two statements" in text
@@ -174,30 +266,60 @@ def test_verdict_says_when_the_stream_difference_is_within_the_interval():
 
 def test_verdict_gives_the_other_reading_when_grpclib_streams_faster():
     data = frame(
-        rows("grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s", [9000],
-             "numbers/s"),
-        rows("betterproto_grpclib", "asyncio", "stream_100000", "steady", "numbers_per_s",
-             [12000], "numbers/s"),
+        rows(
+            "grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s", [9000], "numbers/s"
+        ),
+        rows(
+            "betterproto_grpclib",
+            "asyncio",
+            "stream_100000",
+            "steady",
+            "numbers_per_s",
+            [12000],
+            "numbers/s",
+        ),
     )
     text = pc.verdict(pc.summarize(data))
-    assert "betterproto/grpclib's throughput is 33% higher: the README's later sentence holds" \
-        in text
+    assert (
+        "betterproto/grpclib's throughput is 33% higher: the README's later sentence holds" in text
+    )
     assert "only 1 repeat(s)" in text
 
 
 def test_verdict_on_an_empty_run_says_so():
-    empty = pd.DataFrame(columns=["study", "status", "metric", "value", "unit", "scenario",
-                                  "method", "client", "loop"])
+    empty = pd.DataFrame(
+        columns=[
+            "study",
+            "status",
+            "metric",
+            "value",
+            "unit",
+            "scenario",
+            "method",
+            "client",
+            "loop",
+        ]
+    )
     assert "nothing to conclude" in pc.verdict(pc.summarize(empty))
 
 
 def test_failed_cells_and_other_studies_are_left_out():
     data = frame(
         rows("grpc_aio", "asyncio", "request_reply", "steady", "time_per_call", [1.0]),
-        [{**rows("grpcio_sync", "none", "request_reply", "steady", "failed", [1.0], "cells")[0],
-          "status": "failed"}],
-        [{**rows("grpc_aio", "asyncio", "request_reply", "steady", "time_per_call", [9.0])[0],
-          "study": "hello"}],
+        [
+            {
+                **rows("grpcio_sync", "none", "request_reply", "steady", "failed", [1.0], "cells")[
+                    0
+                ],
+                "status": "failed",
+            }
+        ],
+        [
+            {
+                **rows("grpc_aio", "asyncio", "request_reply", "steady", "time_per_call", [9.0])[0],
+                "study": "hello",
+            }
+        ],
     )
     summary = pc.summarize(data)
     assert summary[["client", "metric", "median"]].values.tolist() == [
@@ -221,8 +343,9 @@ def test_published_numbers_are_matched_to_the_right_method():
         rows("grpc_aio", "asyncio", "request_reply", "seed", "time_per_call", [1.49]),
         rows("grpc_aio", "asyncio", "request_reply", "steady", "time_per_call", [0.3]),
         rows("grpc_aio", "uvloop", "request_reply", "seed", "time_per_call", [9.0]),
-        rows("grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s", [25000],
-             "numbers/s"),
+        rows(
+            "grpc_aio", "asyncio", "stream_100000", "steady", "numbers_per_s", [25000], "numbers/s"
+        ),
         rows("grpc_aio", "asyncio", "request_reply", "seed", "client_max_rss", [40352], "KiB"),
     )
     table = pc.published_vs_measured(pc.summarize(data), PUBLISHED).set_index(

@@ -135,7 +135,10 @@ def test_async_clients_run_on_uvloop(client, numbers_server, host_paths, tmp_pat
     out = tmp_path / "client.json"
     for options in (SEED, STEADY):
         done = run_client(
-            IMPLS[client], host_paths, numbers_server, out,
+            IMPLS[client],
+            host_paths,
+            numbers_server,
+            out,
             {"scenario": "stream_10", "loop": "uvloop", **options},
         )
         assert done.returncode == 0, done.stderr
@@ -181,14 +184,17 @@ def wrong_server(host_paths: HostPaths, tmp_path_factory):
 
 @pytest.mark.parametrize("scenario", ["request_reply", "stream_10"])
 @pytest.mark.parametrize("client", CLIENTS)
-def test_client_exits_nonzero_on_a_wrong_answer(client, scenario, wrong_server, host_paths,
-                                                 tmp_path):
+def test_client_exits_nonzero_on_a_wrong_answer(
+    client, scenario, wrong_server, host_paths, tmp_path
+):
     out = tmp_path / "client.json"
     options = {"scenario": scenario, **STEADY}
     done = run_client(IMPLS[client], host_paths, wrong_server, out, options)
     assert done.returncode == 3, done.stderr
-    expected = "reply 'Hello, somebody else'" if scenario == "request_reply" else (
-        "stream message 3 carried 4, expected 3"
+    expected = (
+        "reply 'Hello, somebody else'"
+        if scenario == "request_reply"
+        else ("stream message 3 carried 4, expected 3")
     )
     assert expected in done.stderr
     assert not out.exists(), "a client that got a wrong answer must not write measurements"

@@ -12,7 +12,12 @@ from perflab.impls import read_impl
 from tests.conftest import REPO
 
 SERVERS = REPO / "servers"
-PYTHON_IMPLS = sorted(p.parent for p in (SERVERS / "python").glob("*/impl.toml"))
+# The hello servers; other studies' Python folders (clients, I/O servers) test their own.
+PYTHON_IMPLS = sorted(
+    p.parent
+    for p in (SERVERS / "python").glob("*/impl.toml")
+    if read_impl(p.parent, SERVERS).serves == ("hello",)
+)
 
 
 def argparse_flags(server: Path) -> dict[str, bool]:
