@@ -91,3 +91,17 @@ def published_table(
             "ratio": "measured / published",
         }
     )
+
+
+def bound_note(frame: pd.DataFrame, keys: list[str]) -> str:
+    """A sentence naming the cells whose rate is a lower bound set by the load generator."""
+    bound = frame[frame["status"] == "bound"][keys].drop_duplicates()
+    if bound.empty:
+        return "No cell reached 70% of the load generator's ceiling: every rate is the server's."
+    listed = ", ".join(
+        " ".join(str(value) for value in row) for row in bound.itertuples(index=False)
+    )
+    return (
+        f"**Lower bounds** (the load generator, not the server, may be the limit): {listed}. "
+        "Read these rates as 'at least'."
+    )
