@@ -10,7 +10,9 @@ TOPOLOGY   ?= localhost
 INVENTORY  ?= inventory/$(TOPOLOGY).yml
 RUN_ID     ?=
 RUN        ?=
-PLAYBOOK   := $(BIN)/ansible-playbook -i $(INVENTORY)
+# The host prefix (venv/, bin/, gen/); default ~/.perflab. Tests read the same variable.
+PERFLAB_HOME ?=
+PLAYBOOK   := $(BIN)/ansible-playbook -i $(INVENTORY) $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME))
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)

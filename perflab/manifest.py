@@ -106,6 +106,8 @@ def host_facts(paths: HostPaths) -> dict[str, Any]:
         "cpus_usable": len(os.sched_getaffinity(0)),
         "memory_bytes": memory_bytes(),
         "kernel": platform.release(),
+        # How busy the host already was when the run started: a noisy host is on record.
+        "loadavg_1_5_15": list(os.getloadavg()),
         "os": platform.platform(),
         "versions": {
             "python": command_version([str(paths.python), "--version"]),

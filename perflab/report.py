@@ -94,6 +94,9 @@ def hosts_table(manifest: dict):  # -> pd.DataFrame
                 "cpus": facts.get("cpus"),
                 "memory (GiB)": round(facts.get("memory_bytes", 0) / 2**30, 1),
                 "kernel": facts.get("kernel"),
+                "load at start (1/5/15 min)": " / ".join(
+                    f"{x:.2f}" for x in facts.get("loadavg_1_5_15", [])
+                ),
                 "python": versions.get("python"),
                 "go": versions.get("go"),
                 "node": versions.get("node"),

@@ -18,8 +18,14 @@ INVENTORIES = sorted((REPO / "inventory").glob("*.yml"))
 
 def ansible(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    # The same host prefix the rest of the suite uses (make passes it through).
+    home = (
+        ["-e", f"perflab_home={os.environ['PERFLAB_HOME']}"]
+        if os.environ.get("PERFLAB_HOME")
+        else []
+    )
     return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), *args],
+        [str(ANSIBLE_PLAYBOOK), *home, *args],
         cwd=REPO,
         env=env,
         capture_output=True,
