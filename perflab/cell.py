@@ -92,6 +92,8 @@ class CellRecord:
     run_id: str
     spec: dict[str, Any]
     tool_versions: dict[str, str] = field(default_factory=dict)
+    # The host's 1-minute load average as the cell started: other work on the host shows here.
+    loadavg_start: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     def write(self, folder: Path) -> None:

@@ -254,6 +254,7 @@ class CellRunner:
             hosts={"server": host, "client": host},
             run_id=spec.run_id,
             spec=json.loads(spec.to_json()),
+            loadavg_start=os.getloadavg()[0],
         )
         sampler = ResourceSampler(work / "resources.csv")
         sampler.start()
