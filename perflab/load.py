@@ -154,7 +154,7 @@ def load_cells(run_dir: str | Path) -> pd.DataFrame:
                 "server_cpus": ",".join(map(str, cell.get("pinning", {}).get("server_cpus", []))),
                 "client_cpus": ",".join(map(str, cell.get("pinning", {}).get("client_cpus", []))),
                 "start": cell.get("start", ""),
-            "loadavg_start": cell.get("loadavg_start"),
+                "loadavg_start": cell.get("loadavg_start"),
                 "end": cell.get("end", ""),
                 **{f"param_{k}": v for k, v in cell["params"].items()},
             }

@@ -27,7 +27,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         or not all(isinstance(v, str) for v in versions)
     ):
         raise MatrixError(f"{prefix}.ghz_versions: expected a list of version strings")
-    concurrency = require_positive_ints(f"{prefix}.concurrency", [config.get("concurrency")])[0]
+    concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
     duration_s = require_positive_number(f"{prefix}.duration_s", config.get("duration_s"))
     warmup_s = require_positive_number(f"{prefix}.warmup_s", config.get("warmup_s"))
     repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
@@ -56,4 +56,5 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         )
         for repeat in range(1, repeats + 1)
         for version in versions
+        for concurrency in concurrencies
     ]
