@@ -130,7 +130,25 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=columns)
     params = [c for c in frame.columns if c not in columns]
+    for name in params:
+        frame[name] = whole_numbers_as_int(frame[name])
     return frame[ID_COLUMNS + params + columns[len(ID_COLUMNS) :]]
+
+
+def whole_numbers_as_int(column: pd.Series) -> pd.Series:
+    """A parameter that only holds whole numbers (concurrency, sizes) stays an integer.
+
+    Rows of other studies leave it empty, which would make pandas store it as float and
+    print concurrency 2 as 2.0; the nullable Int64 keeps both the gaps and the integers.
+    """
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return column
+    values = column.dropna()
+    if values.empty or not (values == values.round()).all():
+        return column
+    return column.astype("Int64")
 
 
 def load_cells(run_dir: str | Path) -> pd.DataFrame:

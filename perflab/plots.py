@@ -24,6 +24,13 @@ def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
     return path
 
 
+def palette(names: pd.Series | list[str]) -> dict[str, str]:
+    """A fixed colour per name, in sorted order, for figures that show subsets of them."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    ordered = sorted({str(n) for n in names})
+    return {name: cycle[i % len(cycle)] for i, name in enumerate(ordered)}
+
+
 def lines_with_intervals(
     summary: pd.DataFrame,
     x: str,
@@ -31,13 +38,20 @@ def lines_with_intervals(
     title: str,
     ylabel: str,
     logx: bool = False,
+    colors: dict[str, str] | None = None,
 ) -> Figure:
-    """One line per `series` value over `x`, with the 95% interval as error bars."""
+    """One line per `series` value over `x`, with the 95% interval as error bars.
+
+    `colors` (from `palette`) keeps a series the same colour across figures of a report.
+    """
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name, group in summary.groupby(series, sort=True):
         group = group.sort_values(x)
         err = [group["median"] - group["ci_low"], group["ci_high"] - group["median"]]
-        ax.errorbar(group[x], group["median"], yerr=err, marker="o", capsize=3, label=str(name))
+        color = (colors or {}).get(str(name))
+        ax.errorbar(
+            group[x], group["median"], yerr=err, marker="o", capsize=3, label=str(name), color=color
+        )
     if logx:
         ax.set_xscale("log")
     ax.set_ylim(bottom=0)  # rates compared by eye need their zero

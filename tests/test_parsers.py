@@ -114,6 +114,20 @@ def test_load_gives_tidy_rows_with_units(tmp_path):
     assert (rps.unit == "req/s").all() and (rps.value > 0).all()
 
 
+def test_whole_number_parameters_stay_integers_beside_gaps():
+    import pandas as pd
+
+    from perflab.load import whole_numbers_as_int
+
+    mixed = whole_numbers_as_int(pd.Series([2.0, 50.0, float("nan")]))
+    assert str(mixed.dtype) == "Int64" and mixed.tolist()[:2] == [2, 50]
+    assert mixed.isna().tolist() == [False, False, True]
+    fractions = pd.Series([0.5, 2.0])
+    assert whole_numbers_as_int(fractions).dtype == fractions.dtype
+    words = pd.Series(["tls", None])
+    assert whole_numbers_as_int(words) is words
+
+
 def test_load_names_a_missing_raw_file(tmp_path):
     run = copy_run(tmp_path)
     victim = next(run.glob("hello/*/ghz.json.gz"))
