@@ -402,4 +402,5 @@ def verdict(summary: pd.DataFrame, published: pd.DataFrame | None = None) -> str
         sentences.append(
             f"Some cells have only {repeats} repeat(s): treat these as indications, not findings."
         )
-    return " ".join(s for s in sentences if s)
+    # One finding per bullet: a reader scans for the scenario they care about.
+    return "\n".join(f"- {s}" for s in sentences if s)

@@ -33,7 +33,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     summary = pc.summarize(load(FIXTURE))
     verdict = pc.verdict(summary, load_reference(REPO / "data" / "reference", "pyclients"))
     assert "Streaming 100 000 numbers" in verdict
-    first_sentence = verdict.split(" (")[0]
+    first_sentence = verdict.removeprefix("- ").split(" (")[0]
     assert first_sentence in page
     assert "Traceback" not in page
     assert (tmp_path / "figures" / "pyclients_published_time_per_call.png").is_file()
