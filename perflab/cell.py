@@ -56,6 +56,9 @@ class CellSpec:
     load: LoadSpec
     # Some cells (calibration) must not be judged against the ceiling they establish.
     bound_check: bool = True
+    # Services (perflab.services names, e.g. "s3", "mongo") the server calls: the runner
+    # starts any that is down before the cell and samples them as role "dependency_<name>".
+    dependencies: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -31,7 +31,12 @@ def cmd_cell(args: argparse.Namespace) -> int:
     except (json.JSONDecodeError, TypeError, KeyError) as exc:
         print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
         return 2
-    runner = CellRunner(host_paths(args), Path(args.runs).expanduser())
+    if bool(args.server_agent) != bool(args.server_host):
+        print("perflab cell: --server-agent and --server-host go together", file=sys.stderr)
+        return 2
+    runner = CellRunner(
+        host_paths(args), Path(args.runs).expanduser(), args.server_agent, args.server_host
+    )
     label = f"{args.progress} {spec.study}/{spec.cell_id}".strip()
     # Ansible prints a loop item only when it ends; this file says what runs now.
     progress = runner.runs_root / spec.run_id / "progress.log"
@@ -45,6 +50,13 @@ def cmd_cell(args: argparse.Namespace) -> int:
         line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
     log_progress(progress, f"end   {line}")
     print(line)
+    return 0
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from perflab.agent import serve
+
+    serve(host_paths(args), args.listen, args.port)
     return 0
 
 
@@ -117,7 +129,17 @@ def parser() -> argparse.ArgumentParser:
     cell.add_argument("--spec", required=True, help="the cell spec as JSON, or - for stdin")
     cell.add_argument("--runs", required=True, help="folder holding <run_id>/ folders")
     cell.add_argument("--progress", default="", help="label such as [3/28] for the log line")
+    cell.add_argument(
+        "--server-agent", default="", help="URL of the agent on the servers' host (multi-host)"
+    )
+    cell.add_argument("--server-host", default="", help="address the server listens on there")
     cell.set_defaults(func=cmd_cell)
+
+    agent = sub.add_parser("agent", help="start servers for runners on other hosts (multi-host)")
+    host_args(agent)
+    agent.add_argument("--listen", required=True, help="address to serve on (the servers' net)")
+    agent.add_argument("--port", type=int, required=True)
+    agent.set_defaults(func=cmd_agent)
 
     matrix = sub.add_parser("matrix", help="validate and expand a study's matrix into cells")
     matrix.add_argument("--study", required=True)

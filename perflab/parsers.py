@@ -177,7 +177,8 @@ def parse_resources(text: str, path: Path | str = "resources.csv") -> list[Metri
         peak_rss = max((s[3] for samples in pids.values() for s in samples), default=0.0)
         # The client's exact CPU and RSS come from /usr/bin/time -v (client_* metrics);
         # its samples are named apart so neither overwrites the other.
-        name = role if role == "server" else f"{role}_sampled"
+        # Dependencies (S3, MongoDB, ...) are sampled only, so they keep their own name.
+        name = role if role == "server" or role.startswith("dependency_") else f"{role}_sampled"
         rows.append(Metric(f"{name}_rss_peak", peak_rss / 2**20, "MiB"))
         if measured:
             rows.append(Metric(f"{name}_cpu_seconds", cpu_seconds, "s"))

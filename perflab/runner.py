@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psutil
 
+from perflab.agent import AgentError, RemoteServer
 from perflab.cell import CellRecord, CellSpec
 from perflab.ghz import ghz_argv, ghz_binary
 from perflab.impls import HostPaths, command_argv, discover
@@ -68,6 +69,14 @@ def free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
+def process_alive(pid: int) -> bool:
+    """A zombie (killed, not yet reaped by its parent) counts as dead."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -109,6 +118,9 @@ class ServerProcess:
             if line.strip() == b"READY":
                 self.ready.set()
         log.close()
+
+    def exit_code(self) -> int | None:
+        return self.proc.poll()
 
     def wait_ready(self, host: str, port: int, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -201,20 +213,34 @@ def gzip_file(path: Path) -> None:
     path.unlink()
 
 
+def local_env(paths: HostPaths) -> dict[str, str]:
+    """Servers and clients import generated code from the host prefix."""
+    return {
+        **os.environ,
+        "PYTHONPATH": str(paths.gen / "python"),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
 class CellRunner:
-    def __init__(self, paths: HostPaths, runs_root: Path) -> None:
+    def __init__(
+        self,
+        paths: HostPaths,
+        runs_root: Path,
+        server_agent: str = "",
+        server_host: str = "",
+    ) -> None:
         # Tools run with the cell folder as their working directory: every path is absolute.
         self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
         self.runs_root = runs_root.resolve()
         self.impls = discover(paths.src / "servers")
+        # Multi-host topologies: the server runs on its own host, started by the agent
+        # there (perflab.agent), and listens on server_host, this host's way to reach it.
+        self.server_agent = server_agent
+        self.server_host = server_host
 
     def env(self) -> dict[str, str]:
-        """Servers and clients import generated code from the host prefix."""
-        return {
-            **os.environ,
-            "PYTHONPATH": str(self.paths.gen / "python"),
-            "PYTHONUNBUFFERED": "1",
-        }
+        return local_env(self.paths)
 
     def cell_dir(self, spec: CellSpec) -> Path:
         return self.runs_root / spec.run_id / spec.study / spec.cell_id
@@ -251,15 +277,17 @@ class CellRunner:
             start=now_iso(),
             end="",
             pinning=pinning.as_dict(),
-            hosts={"server": host, "client": host},
+            hosts={"server": self.server_host or host, "client": host},
             run_id=spec.run_id,
             spec=json.loads(spec.to_json()),
             loadavg_start=os.getloadavg()[0],
         )
         sampler = ResourceSampler(work / "resources.csv")
         sampler.start()
-        server: ServerProcess | None = None
+        server: ServerProcess | RemoteServer | None = None
+        dependencies: dict[str, int] = {}
         try:
+            dependencies = self._start_dependencies(spec, sampler, record)
             server = self._start_server(spec, pinning, work, sampler)
             self._load(spec, pinning, work, sampler, record)
         except CellFailed as exc:
@@ -267,28 +295,72 @@ class CellRunner:
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
             record.status, record.error = "failed", traceback.format_exc()
         finally:
-            if server is not None and server.proc.poll() is not None:
+            exit_code = server.exit_code() if server is not None else None
+            stop_note = self._stop_server(server, record)
+            if exit_code is not None:
                 # The server's death explains whatever the load tool saw; say it first.
                 died = (
-                    f"server exited with code {server.proc.returncode} during the cell:\n"
-                    f"{log_tail(server.log_path)}"
+                    f"server exited with code {exit_code} during the cell:\n"
+                    f"{log_tail(work / 'server.log')}"
                 )
                 record.status = "failed"
                 record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
-            if server is not None:
-                note = server.stop()
-                if note:
-                    record.notes.append(note)
+            died = [name for name, pid in dependencies.items() if not process_alive(pid)]
+            if died:
+                # The calls' errors are the dependency's doing: the cell is not a measurement.
+                record.status = "failed"
+                record.error = f"dependency {', '.join(died)} exited during the cell" + (
+                    f"\n\n{record.error}" if record.error else ""
+                )
+            if stop_note:
+                record.notes.append(stop_note)
             sampler.stop()
+            if isinstance(server, RemoteServer):
+                server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
             for raw in ("ghz.json",):
                 if (work / raw).is_file():
                     gzip_file(work / raw)
             record.end = now_iso()
         return record
 
+    def _stop_server(self, server: ServerProcess | RemoteServer | None, record: CellRecord) -> str:
+        """Stops the server; a remote one's log and samples come back with it."""
+        if server is None:
+            return ""
+        try:
+            return server.stop()
+        except AgentError as exc:
+            record.status = "failed"
+            record.error = f"{exc}" + (f"\n\n{record.error}" if record.error else "")
+            return ""
+
+    def _start_dependencies(
+        self, spec: CellSpec, sampler: ResourceSampler, record: CellRecord
+    ) -> dict[str, int]:
+        """Each dependency's pid, started first when it is down (the note says so)."""
+        if not spec.dependencies:
+            return {}
+        if self.server_agent:
+            raise CellFailed("cells with dependencies run on localhost only (no remote services)")
+        from perflab.services import ServiceError, ensure
+
+        pids = {}
+        for name in spec.dependencies:
+            try:
+                pid, note = ensure(self.paths.home, name)
+            except ServiceError as exc:
+                raise CellFailed(f"refused before start: {exc}") from exc
+            if note:
+                record.notes.append(note)
+            sampler.watch(f"dependency_{name}", pid)
+            pids[name] = pid
+        return pids
+
     def _start_server(
         self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
     ) -> ServerProcess:
+        if self.server_agent:
+            return self._start_remote_server(spec, pinning, work)
         if spec.server.impl not in self.impls:
             raise CellFailed(f"unknown implementation {spec.server.impl!r}")
         check_memory(spec.server.memory_bytes)
@@ -308,6 +380,15 @@ class CellRunner:
         )
         sampler.watch("server", server.proc.pid)
         server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
+        return server
+
+    def _start_remote_server(self, spec: CellSpec, pinning: Pinning, work: Path) -> RemoteServer:
+        spec.server.host = self.server_host
+        server = RemoteServer(self.server_agent, work / "server.log")
+        try:
+            spec.server.port = server.start(spec, pinning.server_cpus, pinning.applied)
+        except AgentError as exc:
+            raise CellFailed(str(exc)) from exc
         return server
 
     def _load(

@@ -30,6 +30,10 @@ class ResourceSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
         self._t0 = time.monotonic()
+        # Where t = 0 is on the wall clock, and when each phase began (t): a server
+        # sampled on another host (perflab.agent) is put on this timeline with them.
+        self.wall_t0 = time.time()
+        self.phases: list[tuple[float, str]] = [(0.0, self._phase)]
 
     def watch(self, role: str, pid: int) -> None:
         with self._lock, contextlib.suppress(psutil.NoSuchProcess):
@@ -41,6 +45,7 @@ class ResourceSampler:
 
     def phase(self, name: str) -> None:
         self._phase = name
+        self.phases.append((round(time.monotonic() - self._t0, 3), name))
 
     def start(self) -> None:
         self._thread.start()
