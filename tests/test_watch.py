@@ -1,0 +1,235 @@
+"""watch study (seed 004): its matrix, and the analysis on the real smoke fixture run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from perflab import watch as w
+from perflab.load import load, load_reference
+from perflab.matrix import MatrixError, expand
+from perflab.studies.watch import memory_needed
+from tests.conftest import REPO, study_vars
+
+KNOWN = {"node/watch", "go/watch_client"}
+FIXTURE = REPO / "tests" / "data" / "runs" / "watch_fixture"
+
+
+def cells(profile: str, **changes):
+    matrix, profiles = study_vars("watch")
+    matrix.update(changes)
+    return expand("run1", "watch", matrix, profiles, profile, KNOWN)
+
+
+def test_matrix_names_existing_folders_and_options_they_declare():
+    from perflab.impls import discover
+
+    impls = discover(REPO / "servers")
+    matrix, _ = study_vars("watch")
+    assert {matrix["server"]["impl"], matrix["client"]["impl"]} <= set(impls)
+    cell = cells("quick")[0]
+    assert set(cell.server.options) <= set(impls["node/watch"].options)
+    assert set(cell.load.client_options) <= set(impls["go/watch_client"].options)
+
+
+def test_full_profile_is_the_seed_shape():
+    full = cells("full")
+    # 4 strategies x 2 message types x 3 folders x 10 repeats.
+    assert len(full) == 4 * 2 * 3 * 10
+    assert len({c.cell_id for c in full}) == len(full)
+    assert [c.repeat for c in full] == sorted(c.repeat for c in full)
+    cell = next(c for c in full if c.cell_id == "frame_cache-separated-large-r2")
+    assert cell.scenario == "separated_large" and cell.implementation == "frame_cache"
+    assert cell.params == {
+        "message": "separated",
+        "folder": "large",
+        "clients": 25,
+        "watches_per_client": 20,
+        "kv_pairs": 1000,
+        "pair_bytes": 50000,
+    }
+    assert cell.server.options == {
+        "strategy": "frame_cache",
+        "folder": "large",
+        "pairs": 1000,
+        "pair_bytes": 50000,
+    }
+    assert cell.load.kind == "client" and cell.load.client_impl == "go/watch_client"
+    assert cell.load.client_options["method"] == "separated"
+    assert cell.load.client_options["clients"] * cell.load.client_options["watches"] == 500
+
+
+def test_scenarios_and_strategies_match_the_published_table():
+    published = load_reference(REPO / "data" / "reference", "watch")
+    full = cells("full")
+    assert set(published["scenario"]) == {c.scenario for c in full}
+    assert set(published["implementation"]) == {c.implementation for c in full}
+
+
+def test_quick_and_smoke_profiles_are_smaller():
+    quick, smoke = cells("quick"), cells("smoke")
+    assert len(quick) == 4 * 2 * 3 * 3
+    assert len(smoke) == 4 * 2
+    assert {c.params["folder"] for c in smoke} == {"small"}
+    assert all(c.params["clients"] * c.params["watches_per_client"] == 20 for c in smoke)
+    # No quick cell needs more memory than this project's 24 GiB hosts.
+    assert max(c.server.memory_bytes for c in quick) < 8 * 2**30
+
+
+def test_a_mono_burst_that_copies_per_call_needs_a_message_per_watcher():
+    large = {"pairs": 1000, "pair_bytes": 50000}
+    # The seed's 500 x 50 MB: 20-22.5 GB observed for js-object and protobuf cache mono on
+    # the server, and OOM-killed clients (which hold 25 GB of messages being assembled).
+    assert memory_needed("js_object", "mono", large, 500) > 48 * 10**9
+    assert 24 * 10**9 < memory_needed("frame_cache", "mono", large, 500) < 26 * 10**9
+    assert memory_needed("js_object", "separated", large, 500) < 10**9
+    full = cells("full", refuse_without_memory=False)
+    assert {c.server.memory_bytes for c in full} == {0}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("strategies", ["js_object", "redis"], "perflab_matrix_watch.strategies"),
+        ("messages", [], "perflab_matrix_watch.messages"),
+        ("folders", {"small": {"pairs": 0, "pair_bytes": 500}}, "folders.small.pairs"),
+        ("folders", {"small": {"pairs": 10}}, "folders.small"),
+        ("folders", {"tiny": {"pairs": 10, "pair_bytes": 8}}, "folders.tiny.pair_bytes"),
+        ("run_folders", ["huge"], "perflab_matrix_watch.run_folders"),
+        ("clients", 0, "perflab_matrix_watch.clients"),
+        ("watches_per_client", "20", "perflab_matrix_watch.watches_per_client"),
+        ("warmup_watches", -1, "perflab_matrix_watch.warmup_watches"),
+        ("timeout_s", 0, "perflab_matrix_watch.timeout_s"),
+        ("repeats", True, "perflab_matrix_watch.repeats"),
+        ("refuse_without_memory", "yes", "perflab_matrix_watch.refuse_without_memory"),
+        ("server", {"name": "x", "impl": "node/nothing"}, "perflab_matrix_watch.server"),
+        ("client", {"impl": "go/watch_client"}, "perflab_matrix_watch.client"),
+    ],
+)
+def test_a_bad_value_is_refused_naming_its_key(key, value, named):
+    # A profile that does not override the key under test.
+    with pytest.raises(MatrixError, match=named.replace(".", r"\.")):
+        cells("full" if key == "folders" else "quick", **{key: value})
+
+
+# --- analysis on the real smoke run ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fixture():
+    frame = load(FIXTURE)
+    timeline = w.timelines(FIXTURE)
+    return frame, timeline, w.summarize(frame, timeline)
+
+
+def test_fixture_run_is_complete_and_loads(fixture):
+    frame, timeline, _ = fixture
+    assert set(frame["study"]) == {"watch"}
+    assert "failed" not in set(frame["metric"])
+    assert {"serve_all", "watches_ok", "server_rss_peak", "complete_max"} <= set(frame["metric"])
+    ok = frame[frame["metric"] == "watches_ok"]
+    assert len(ok) == 8 and set(ok["value"]) == {20.0}
+    assert set(timeline["strategy"]) == set(w.STRATEGIES)
+    assert (FIXTURE / "manifest.json").is_file()
+
+
+def test_timeline_starts_at_the_burst_and_sums_each_process_tree(fixture):
+    _, timeline, _ = fixture
+    for _, cell in timeline.groupby("cell_id"):
+        measured = cell[cell["phase"] == "measure"]
+        assert measured["t"].min() == 0.0
+        # Before the burst only the server runs (starting, preparing its cache).
+        assert set(cell[cell["t"] < 0]["role"]) <= {"server"}
+    server = timeline[timeline["role"] == "server"]
+    assert (server["rss_mib"] > 20).all() and (server["cpu_percent"] >= 0).all()
+
+
+def test_burst_rows_come_from_the_server_samples(fixture):
+    _, timeline, summary = fixture
+    rows = w.burst_rows(timeline)
+    assert set(rows["metric"]) == set(w.BURST_METRICS)
+    cell = timeline[
+        (timeline["cell_id"] == "js_object-separated-small-r1") & (timeline["role"] == "server")
+    ]
+    peak = rows[
+        (rows["cell_id"] == "js_object-separated-small-r1")
+        & (rows["metric"] == "server_cpu_percent_peak")
+    ]["value"].iloc[0]
+    assert peak == cell[cell["phase"] == "measure"]["cpu_percent"].max() > 0
+    assert {"server_cpu_percent_peak", "serve_all", "server_rss_peak"} <= set(summary["metric"])
+
+
+def test_seed_shape_has_every_strategy_and_message_type(fixture):
+    _, _, summary = fixture
+    table = w.seed_shape(summary)
+    assert list(table.index) == [(m, w.STRATEGY_NAMES[s]) for m in w.MESSAGES for s in w.STRATEGIES]
+    assert ("small", "peak RSS (MiB)") in table.columns
+    assert ("small", "time to serve all watchers (s)") in table.columns
+    assert table.notna().all().all()
+
+
+def test_published_vs_measured_pairs_the_seed_cells(fixture):
+    _, _, summary = fixture
+    published = load_reference(REPO / "data" / "reference", "watch")
+    table = w.published_vs_measured(summary, published)
+    measured = table.dropna(subset=["measured"])
+    # The smoke run has the small folder only: 2 message types x 4 strategies x 2 metrics.
+    assert len(measured) == 16
+    assert set(measured["scenario"]) == {"mono_small", "separated_small"}
+    row = measured[
+        (measured["scenario"] == "mono_small")
+        & (measured["strategy"] == "js_object")
+        & (measured["metric"] == "server_rss_peak")
+    ].iloc[0]
+    assert row["published"] == 260 and row["ratio"] == pytest.approx(row["measured"] / 260)
+
+
+def test_verdict_names_the_winner_with_its_factor(fixture):
+    _, _, summary = fixture
+    text = w.verdict(summary)
+    best = w.standings(summary, "server_cpu_seconds", "mono_small")[0]
+    assert f"least server CPU: {best.name}" in text
+    assert "Mono messages, small folder" in text and "Separated messages, small folder" in text
+    assert "only 1 repeat" in text
+    assert w.verdict(pd.DataFrame()).startswith("No watch cell")
+
+
+def test_standings_and_factors_on_a_small_frame():
+    summary = pd.DataFrame(
+        {
+            "scenario": ["mono_small"] * 3,
+            "implementation": ["js_object", "frame_cache", "protobuf_cache"],
+            "metric": ["server_cpu_seconds"] * 3,
+            "median": [4.0, 1.0, 1.05],
+            "ci_low": [3.5, 0.9, 0.95],
+            "ci_high": [4.5, 1.1, 1.15],
+            "n": [3, 3, 3],
+            "unit": ["s"] * 3,
+        }
+    )
+    found = w.standings(summary, "server_cpu_seconds", "mono_small")
+    assert [s.strategy for s in found] == ["frame_cache", "protobuf_cache", "js_object"]
+    assert w.factor(found[0], found[2]) == "4.0x less than js-object cache"
+    assert w.factor(found[0], found[1]) == "about the same as protobuf cache"
+
+
+def test_a_client_killed_by_a_signal_is_named(tmp_path):
+    import json
+    import shutil
+
+    run = tmp_path / "run"
+    cell = run / "watch" / "js_object-mono-large-r1"
+    shutil.copytree(FIXTURE / "watch" / "js_object-mono-small-r1", cell)
+    record = json.loads((cell / "cell.json").read_text())
+    record.update(
+        cell_id=cell.name,
+        status="failed",
+        error="/usr/bin/time -v -o time.txt... exited with code 137:\n",
+    )
+    (cell / "cell.json").write_text(json.dumps(record))
+    (cell / "time.txt").write_text(
+        "Command terminated by signal 9\n" + (cell / "time.txt").read_text()
+    )
+    reasons = w.failure_reasons(run)
+    assert list(reasons["cell_id"]) == [cell.name]
+    assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")

@@ -1,0 +1,30 @@
+"""watch study: the notebook renders headless on a small real run, verdict included."""
+
+from __future__ import annotations
+
+import pytest
+
+from perflab import watch as w
+from perflab.load import load
+from perflab.report import render
+from tests.conftest import REPO
+
+FIXTURE = REPO / "tests" / "data" / "runs" / "watch_fixture"
+
+
+@pytest.mark.slow
+def test_notebook_executes_on_the_fixture_run(tmp_path):
+    params = {
+        "run_dir": str(FIXTURE),
+        "reference_dir": str(REPO / "data" / "reference"),
+        "out_dir": str(tmp_path),
+    }
+    html = render(REPO / "notebooks" / "watch.ipynb", tmp_path, params, "watch")
+    page = html.read_text()
+    assert "Traceback" not in page
+    # The verdict in the page is the one the package generates from the same data.
+    verdict = w.verdict(w.summarize(load(FIXTURE), w.timelines(FIXTURE)))
+    assert verdict.split(" (")[0] in page
+    assert "time to serve all watchers (s)" in page
+    for figure in ("watch_server_small", "watch_client_small", "watch_published_server_rss_peak"):
+        assert (tmp_path / "figures" / f"{figure}.png").is_file(), figure
