@@ -180,8 +180,25 @@ def run_tool(
             sampler.unwatch("client")
     if code != 0:
         raise CellFailed(
-            f"{' '.join(argv[:4])}... exited with code {code}:\n{log_tail(cwd / log_name)}"
+            f"{' '.join(argv[:4])}... exited with code {code}{killed_by(cwd / 'time.txt')}:\n"
+            f"{log_tail(cwd / log_name)}"
         )
+
+
+def killed_by(time_file: Path) -> str:
+    """GNU time's word on a signal (the OOM killer's SIGKILL shows only there)."""
+    try:
+        text = time_file.read_text(errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith("Command terminated by signal"):
+            number = int(line.rsplit(" ", 1)[-1])
+            try:
+                return f" (killed by signal {number}, {signal.Signals(number).name})"
+            except ValueError:
+                return f" (killed by signal {number})"
+    return ""
 
 
 def ghz_error_summary(path: Path) -> str:

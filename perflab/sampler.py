@@ -75,6 +75,8 @@ class ResourceSampler:
                         times = proc.cpu_times()
                 except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
                     continue
+                if rss == 0:
+                    continue  # exiting: a zero here is not memory the process ever had
                 writer.writerow(
                     (
                         now,

@@ -137,3 +137,15 @@ def test_server_dying_mid_load_fails_the_cell_and_keeps_the_error_counts(tmp_pat
     record = runner.run(spec("dies"))
     assert record.status == "failed"
     assert "exited with code 7 during the cell" in record.error
+
+
+def test_a_killed_client_is_named_with_its_signal(tmp_path):
+    from perflab.runner import killed_by
+
+    (tmp_path / "time.txt").write_text(
+        'Command terminated by signal 9\n\tCommand being timed: "watch_client_go"\n'
+    )
+    assert killed_by(tmp_path / "time.txt") == " (killed by signal 9, SIGKILL)"
+    (tmp_path / "time.txt").write_text('\tCommand being timed: "ghz"\n\tExit status: 1\n')
+    assert killed_by(tmp_path / "time.txt") == ""
+    assert killed_by(tmp_path / "missing.txt") == ""
