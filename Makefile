@@ -10,6 +10,11 @@ TOPOLOGY   ?= localhost
 INVENTORY  ?= inventory/$(TOPOLOGY).yml
 RUN_ID     ?=
 RUN        ?=
+# A subset of the studies, space-separated (default: all of perflab_studies in studies.yml).
+STUDIES    ?=
+STUDIES_JSON = [$(subst $(space),$(comma),$(patsubst %,"%",$(strip $(STUDIES))))]
+space := $(subst ,, )
+comma := ,
 # The host prefix (venv/, bin/, gen/); default ~/.perflab. Tests read the same variable.
 PERFLAB_HOME ?=
 PLAYBOOK   := $(BIN)/ansible-playbook -i $(INVENTORY) $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME))
@@ -17,13 +22,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv setup run report test lint clean-smoke
+.PHONY: help venv setup run report test lint netns-up netns-down
 
 help:
-	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...]  set up, measure, collect, render"
+	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
+	@echo "                                                     set up, measure, collect, render"
 	@echo "make report  RUN=data/<run_id>                        re-render reports from raw data"
 	@echo "make test                                             every test (CI runs this)"
 	@echo "make setup                                            install everything on the hosts"
+	@echo "make netns-up / netns-down                            the two simulated hosts (TOPOLOGY=netns)"
 	@echo "make lint                                             ruff + ansible-lint"
 
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -38,12 +45,19 @@ venv: $(VENV)/.installed
 setup: venv
 	$(PLAYBOOK) playbooks/setup.yml
 
-run: venv
-	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID))
+# The netns topology's two simulated hosts are made first (a no-op when they exist).
+run: venv $(if $(filter netns,$(TOPOLOGY)),netns-up)
+	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID)) $(if $(STUDIES),-e '{"perflab_studies": $(STUDIES_JSON)}')
 
 report: venv
 	@test -n "$(RUN)" || { echo "usage: make report RUN=data/<run_id>"; exit 2; }
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
+
+netns-up: venv
+	$(BIN)/ansible-playbook -i inventory/netns.yml $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME)) playbooks/netns_up.yml
+
+netns-down: venv
+	$(BIN)/ansible-playbook -i inventory/netns.yml $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME)) playbooks/netns_down.yml
 
 lint: venv
 	$(BIN)/ruff check .

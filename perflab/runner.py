@@ -28,6 +28,7 @@ from perflab.cell import CellRecord, CellSpec
 from perflab.ghz import ghz_argv, ghz_binary
 from perflab.impls import HostPaths, command_argv, discover
 from perflab.parsers import ghz_error_messages, parse_ghz
+from perflab.proxy import LatencyProxy, ProxyError
 from perflab.sampler import ResourceSampler
 
 BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
@@ -303,8 +304,10 @@ class CellRunner:
         sampler.start()
         server: ServerProcess | RemoteServer | None = None
         dependencies: dict[str, int] = {}
+        proxies: list[LatencyProxy] = []
         try:
             dependencies = self._start_dependencies(spec, sampler, record)
+            proxies = self._start_proxies(spec, work)
             server = self._start_server(spec, pinning, work, sampler)
             self._load(spec, pinning, work, sampler, record)
         except CellFailed as exc:
@@ -331,6 +334,8 @@ class CellRunner:
                 )
             if stop_note:
                 record.notes.append(stop_note)
+            for proxy in proxies:
+                proxy.stop()
             sampler.stop()
             if isinstance(server, RemoteServer):
                 server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
@@ -372,6 +377,32 @@ class CellRunner:
             sampler.watch(f"dependency_{name}", pid)
             pids[name] = pid
         return pids
+
+    def _start_proxies(self, spec: CellSpec, work: Path) -> list[LatencyProxy]:
+        """A Toxiproxy per latency_proxies entry; the server is pointed at each one."""
+        proxies: list[LatencyProxy] = []
+        for entry in spec.latency_proxies:
+            option = str(entry["option"])
+            try:
+                proxy = LatencyProxy.start(
+                    self.paths.bin / "toxiproxy-server",
+                    upstream=str(entry["upstream"]),
+                    one_way_ms=entry.get("one_way_ms"),
+                    log_path=work / f"proxy-{option}.log",
+                )
+            except ProxyError as exc:
+                for started in proxies:
+                    started.stop()
+                raise CellFailed(f"latency proxy for {option}: {exc}") from exc
+            proxies.append(proxy)
+            spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
+        if proxies:
+            described = {
+                str(e["option"]): p.describe()
+                for e, p in zip(spec.latency_proxies, proxies, strict=True)
+            }
+            (work / "proxies.json").write_text(json.dumps(described, indent=2))
+        return proxies
 
     def _start_server(
         self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler

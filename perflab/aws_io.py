@@ -1,0 +1,297 @@
+"""aws_io study (seed 000, S3 listing and MongoDB saving): the analysis its notebook shows.
+
+Everything here works on `perflab.load` frames and on the raw files of a run folder
+(ghz.json error texts, the servers' STATS line in server.log), so the notebook only
+calls and displays.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.load import cell_dirs, read_cell_json
+from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
+from perflab.stats import summarize
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STUDY = "aws_io"
+SCENARIOS = {
+    "list_unary": "aws api unary (ListObjects)",
+    "list_stream": "aws api stream (ListObjectsStream)",
+    "list_save": "list + save to MongoDB (ListAndSave)",
+}
+IMPLEMENTATIONS = ["grpcio_sync_w1", "grpcio_sync_w10", "grpclib_asyncio", "grpclib_uvloop"]
+# The rows of the seed's tables, in its order, with their units.
+SEED_ROWS = [
+    ("count", "calls"),
+    ("ok", "calls"),
+    ("errors_Unavailable", "calls"),
+    ("errors_DeadlineExceeded", "calls"),
+    ("total", "s"),
+    ("latency_slowest", "ms"),
+    ("latency_fastest", "ms"),
+    ("latency_mean", "ms"),
+    ("rps", "req/s"),
+]
+COUNT_METRICS = {"count", "ok"}
+
+
+def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """This study's rows; error counts a cell did not report are zeros, not gaps."""
+    import pandas as pd
+
+    part = frame[frame["study"] == STUDY].copy()
+    if part.empty:
+        return part
+    keys = [c for c in part.columns if c not in ("metric", "value", "unit")]
+    counted = part[part["metric"] == "count"][keys].drop_duplicates()
+    zeros = []
+    for metric, unit in SEED_ROWS:
+        if metric.startswith("errors_"):
+            have = part[part["metric"] == metric]["cell_id"]
+            missing = counted[~counted["cell_id"].isin(have)]
+            zeros.append(missing.assign(metric=metric, value=0.0, unit=unit))
+    return pd.concat([part, *zeros], ignore_index=True)
+
+
+def shape_for_seed(frame: pd.DataFrame) -> str:
+    """The seed's tables come from seed_n200 cells; a run without them (smoke) uses steady."""
+    shapes = set(frame.get("shape", []))
+    return "seed_n200" if "seed_n200" in shapes else "steady"
+
+
+def latency_profiles(frame: pd.DataFrame) -> list[str]:
+    """The latency profiles this run measured, "none" first."""
+    part = study_frame(frame)
+    found = set(part["latency_profile"]) if len(part) else set()
+    return sorted(found, key=lambda p: (p != "none", p)) or ["none"]
+
+
+def seed_table(
+    frame: pd.DataFrame,
+    published: pd.DataFrame,
+    scenario: str,
+    concurrency: int,
+    latency: str = "none",
+) -> pd.DataFrame:
+    """One of the seed's tables: its rows, per server the published and the measured median."""
+    import pandas as pd
+
+    part = study_frame(frame)
+    shape = shape_for_seed(part)
+    if not part.empty:
+        part = part[
+            (part["scenario"] == scenario)
+            & (part["shape"] == shape)
+            & (part["concurrency"] == concurrency)
+            & (part["latency_profile"] == latency)
+        ]
+    summary = summarize(part, ["implementation"], [m for m, _ in SEED_ROWS]) if len(part) else None
+    theirs = published[
+        (published["scenario"] == scenario) & (published["concurrency"] == concurrency)
+    ]
+    rows = []
+    for metric, unit in SEED_ROWS:
+        row: dict[str, Any] = {"row": f"{metric} ({unit})"}
+        for impl in IMPLEMENTATIONS:
+            pub = theirs[(theirs["implementation"] == impl) & (theirs["metric"] == metric)]
+            row[(impl, "published")] = float(pub["value"].iloc[0]) if len(pub) else float("nan")
+            mine = (
+                summary[(summary["implementation"] == impl) & (summary["metric"] == metric)]
+                if summary is not None and len(summary)
+                else []
+            )
+            row[(impl, "measured")] = float(mine["median"].iloc[0]) if len(mine) else float("nan")
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("row")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    table.attrs["shape"] = shape
+    return table
+
+
+def rate_summary(frame: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
+    """Median and 95% interval of a metric per scenario, shape, profile, server, concurrency."""
+    part = study_frame(frame)
+    if part.empty:
+        return part
+    by = ["scenario", "shape", "latency_profile", "implementation", "concurrency"]
+    return summarize(part, by, [metric])
+
+
+def per_call_cpu(frame: pd.DataFrame) -> pd.DataFrame:
+    """CPU milliseconds per successful call of the gRPC server and of S3 and MongoDB."""
+    import pandas as pd
+
+    part = study_frame(frame)
+    if part.empty:
+        return part
+    keys = ["scenario", "shape", "latency_profile", "implementation", "concurrency", "cell_id"]
+    wide = part.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
+    rows = []
+    for role, column in (
+        ("gRPC server", "server_cpu_seconds"),
+        ("S3 (versitygw)", "dependency_s3_cpu_seconds"),
+        ("MongoDB (FerretDB)", "dependency_mongo_cpu_seconds"),
+    ):
+        if column not in wide or "ok" not in wide:
+            continue
+        ok = wide["ok"].where(wide["ok"] > 0)
+        values = (wide[column] * 1e3 / ok).dropna()
+        for key, value in values.items():
+            rows.append({**dict(zip(keys, key, strict=True)), "metric": role, "value": value})
+    if not rows:
+        return pd.DataFrame()
+    cpu = pd.DataFrame(rows).assign(unit="ms/call")
+    return summarize(cpu, keys[:-1])
+
+
+def cell_records(run_dir: str | Path) -> list[tuple[Path, dict[str, Any]]]:
+    return [
+        (folder, cell)
+        for folder in cell_dirs(Path(run_dir))
+        for cell in [read_cell_json(folder / "cell.json")]
+        if cell["study"] == STUDY
+    ]
+
+
+def server_stats(folder: Path) -> dict[str, Any]:
+    """The `STATS {...}` line a server prints on exit; {} when it did not get to print it."""
+    log = folder / "server.log"
+    if not log.is_file():
+        return {}
+    for line in reversed(log.read_text(errors="replace").splitlines()):
+        if line.startswith("STATS "):
+            return json.loads(line.removeprefix("STATS "))
+    return {}
+
+
+def error_messages(run_dir: str | Path) -> pd.DataFrame:
+    """Every distinct error text ghz saw, per cell, with its count (status and message)."""
+    import pandas as pd
+
+    rows = []
+    for folder, cell in cell_records(run_dir):
+        if not raw_exists(folder / "ghz.json"):
+            continue
+        errors = ghz_error_messages(read_raw_text(folder / "ghz.json"))
+        for message, count in errors.items():
+            rows.append(
+                {
+                    "scenario": cell["scenario"],
+                    "implementation": cell["implementation"],
+                    "shape": cell["params"].get("shape"),
+                    "concurrency": cell["params"].get("concurrency"),
+                    "cell_id": cell["cell_id"],
+                    "message": message,
+                    "calls": count,
+                }
+            )
+    columns = ["scenario", "implementation", "shape", "concurrency", "cell_id", "message", "calls"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """Streaming cells: messages the server sent (its own count) per successful ghz call."""
+    import pandas as pd
+
+    ok = frame[(frame["study"] == STUDY) & (frame["metric"] == "ok")].set_index("cell_id")["value"]
+    rows = []
+    for folder, cell in cell_records(run_dir):
+        if cell["scenario"] != "list_stream":
+            continue
+        stats = server_stats(folder)
+        sent = (stats.get("messages_sent") or {}).get("ListObjectsStream")
+        calls = (stats.get("calls") or {}).get("ListObjectsStream")
+        ghz_ok = float(ok.get(cell["cell_id"], float("nan")))
+        rows.append(
+            {
+                "implementation": cell["implementation"],
+                "shape": cell["params"].get("shape"),
+                "concurrency": cell["params"].get("concurrency"),
+                "repeat": cell.get("repeat", 1),
+                "server calls (incl. warm-up)": calls,
+                "messages sent (incl. warm-up)": sent,
+                "messages per call": (sent / calls) if sent and calls else float("nan"),
+                "ghz OK calls (measured)": ghz_ok,
+                "status": cell["status"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def unavailable_answer(errors: pd.DataFrame, frame: pd.DataFrame) -> str:
+    """Markdown: did the seed's grpclib stream `Unavailable` failures reproduce, and why."""
+    part = study_frame(frame)
+    if len(part):
+        part = part[
+            (part["scenario"] == "list_stream")
+            & part["implementation"].astype(str).str.startswith("grpclib")
+        ]
+    stream = part
+    cells = stream["cell_id"].nunique() if len(stream) else 0
+    calls = stream[stream["metric"] == "count"]["value"].sum() if cells else 0
+    unavailable = stream[stream["metric"] == "errors_Unavailable"]["value"].sum() if cells else 0
+    if not cells:
+        return "This run has no grpclib stream cell: the question cannot be answered from it."
+    if not unavailable:
+        other = errors[
+            (errors["scenario"] == "list_stream")
+            & errors["implementation"].str.startswith("grpclib")
+        ]
+        counts = other.groupby("message")["calls"].sum()
+        extra = (
+            f" It saw {int(other['calls'].sum())} other errors: "
+            + "; ".join(f"{m!r} x {int(c)}" for m, c in counts.items())
+            if len(other)
+            else " It saw no error of any kind."
+        )
+        return (
+            f"**Did not reproduce.** {cells} grpclib stream cells made {int(calls)} calls, "
+            f"none ended `Unavailable`.{extra} The seed's failures came with a far-away S3 "
+            "(0.5-1 s per call); here S3 is on the same host."
+        )
+    texts = errors[
+        (errors["scenario"] == "list_stream")
+        & errors["implementation"].str.startswith("grpclib")
+        & errors["message"].str.contains("Unavailable", case=False)
+    ]
+    listed = "; ".join(
+        f"{m!r} x {int(c)}" for m, c in texts.groupby("message")["calls"].sum().items()
+    )
+    return (
+        f"**Reproduced.** {int(unavailable)} of {int(calls)} calls in {cells} grpclib stream "
+        f"cells ended `Unavailable`. What ghz recorded: {listed or 'no message text'}."
+    )
+
+
+def rps_published_vs_measured(
+    frame: pd.DataFrame, published: pd.DataFrame, scenario: str, latency: str = "none"
+) -> pd.DataFrame:
+    """req/s per server and concurrency: the seed's number and this run's median (95% interval)."""
+    import pandas as pd
+
+    summary = rate_summary(frame)
+    shape = shape_for_seed(study_frame(frame))
+    if len(summary):
+        summary = summary[
+            (summary["scenario"] == scenario)
+            & (summary["shape"] == shape)
+            & (summary["latency_profile"] == latency)
+        ]
+    theirs = published[(published["scenario"] == scenario) & (published["metric"] == "rps")]
+    mine = (
+        summary[["implementation", "concurrency", "median", "ci_low", "ci_high"]]
+        if len(summary)
+        else pd.DataFrame(columns=["implementation", "concurrency", "median", "ci_low", "ci_high"])
+    )
+    table = theirs[["implementation", "concurrency", "value"]].merge(
+        mine, on=["implementation", "concurrency"], how="outer"
+    )
+    table = table.rename(columns={"value": "published", "median": "measured"})
+    table["ratio"] = table["measured"] / table["published"]
+    table["label"] = table["implementation"] + " c" + table["concurrency"].astype(int).astype(str)
+    return table.sort_values(["concurrency", "implementation"]).reset_index(drop=True)

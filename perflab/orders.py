@@ -1,0 +1,300 @@
+"""The orders study's analysis (seed 003): tables, figures and the claim check.
+
+Works on `perflab.load` rows of study "orders" (params mode, clients, orders, security,
+workers, topology, latency_profile) and on the latency CDFs each cell's client.json keeps
+(`load_cdfs`). Verdicts are generated from the numbers, so a new run re-states them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib.pyplot as plt
+
+from perflab import stats
+from perflab.load import cell_dirs, read_cell_json, read_raw_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+STUDY = "orders"
+SUMMARY_KEYS = ["topology", "latency_profile", "mode", "security", "clients", "orders", "workers"]
+MODE_NAMES = {
+    "unary": "unary",
+    "bidi": "bidi stream, lock-step",
+    "bidi_pipelined": "bidi stream, pipelined",
+}
+# The seed's claim: both-side streaming is at least this many times slower than unary.
+CLAIM_RATIO = 2.0
+# The seed's scenarios (data/reference/orders.csv) and the mode each one ran.
+SEED_MODES = {
+    "localhost_unary": "unary",
+    "server_to_server_unary": "unary",
+    "localhost_bidi": "bidi",
+}
+LATENCY_METRICS = ["rtt", "oneway_request", "oneway_reply"]
+
+
+def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The study's measured rows, plus server CPU per order (failed cells have only 'failed')."""
+    import pandas as pd
+
+    rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")].copy()
+    keys = [c for c in rows.columns if c not in ("metric", "value", "unit")]
+    wide = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
+    if {"server_cpu_seconds", "orders_ok"} <= set(wide.columns):
+        per_order = (wide["server_cpu_seconds"] * 1e6 / wide["orders_ok"]).rename("value")
+        extra = per_order.reset_index().assign(metric="server_cpu_us_per_order", unit="us")
+        rows = pd.concat([rows, extra[rows.columns]], ignore_index=True)
+    return rows
+
+
+def summarize(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median and 95% interval over repeats for every cell configuration and metric."""
+    summary = stats.summarize(study_rows(frame), SUMMARY_KEYS)
+    if not summary.empty:
+        summary["mode_name"] = summary["mode"].map(MODE_NAMES).fillna(summary["mode"])
+    return summary
+
+
+def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.DataFrame:
+    """One row per configuration: the metric's median and interval, unit in the header."""
+    rows = summary[summary["metric"] == metric]
+    if rows.empty:
+        return rows
+    unit = rows["unit"].iloc[0]
+    shown = rows[SUMMARY_KEYS].copy()
+    shown[f"{metric} ({unit})"] = [
+        f"{m:,.{digits}f}" if n <= 1 else f"{m:,.{digits}f} [{lo:,.{digits}f} – {hi:,.{digits}f}]"
+        for m, lo, hi, n in zip(
+            rows["median"], rows["ci_low"], rows["ci_high"], rows["n"], strict=True
+        )
+    ]
+    return shown.reset_index(drop=True)
+
+
+def latency_table(summary: pd.DataFrame, name: str = "rtt") -> pd.DataFrame:
+    """p50 / p90 / p99 / p99.9 / max of one latency (medians over repeats) and orders/s."""
+    wanted = [f"{name}_{q}" for q in ("p50", "p90", "p99", "p999", "max")] + ["orders_per_s"]
+    rows = summary[summary["metric"].isin(wanted)]
+    if rows.empty:
+        return rows
+    table = rows.pivot_table(index=SUMMARY_KEYS, columns="metric", values="median")
+    table = table[[m for m in wanted if m in table.columns]]
+    table.columns = [f"{c} ({'1/s' if c == 'orders_per_s' else 'us'})" for c in table.columns]
+    return table.round(1)
+
+
+def published_runs(reference: pd.DataFrame) -> pd.DataFrame:
+    """The seed's runs (total elapsed, or each bidi batch) as seconds per 1000 orders."""
+    ref = reference[reference["metric"] == "elapsed"].copy()
+    params = ref["params"].map(json.loads)
+    ref["clients"] = params.map(lambda p: p.get("clients"))
+    ref["orders"] = params.map(lambda p: p.get("orders"))
+    ref["per_1000_orders_s"] = ref["value"] * 1000 / ref["orders"]
+    # The 100000-client progress log is cumulative: its last line (the furthest the seed
+    # showed) counts as a run of that many orders; the earlier lines are not runs.
+    progress = params.map(lambda p: p.get("progress_transactions"))
+    shown = progress.notna()
+    if shown.any():
+        last = progress[shown].max()
+        ref.loc[shown, "orders"] = progress[shown]
+        ref["per_1000_orders_s"] = ref["value"] * 1000 / ref["orders"]
+        ref = ref[~shown | (progress == last)]
+    grouped = ref.groupby(["scenario", "clients", "orders"], as_index=False).agg(
+        elapsed_s=("value", "median"),
+        per_1000_orders_s=("per_1000_orders_s", "median"),
+        runs=("value", "size"),
+    )
+    grouped["mode"] = grouped["scenario"].map(SEED_MODES)
+    return grouped
+
+
+def published_claims(reference: pd.DataFrame) -> dict[str, float]:
+    """The seed's prose: seconds per 1000 orders for unary and bidi, and the ratio claimed."""
+    claims = reference[reference["metric"].str.startswith("claim_")]
+    out = {}
+    for row in claims.itertuples(index=False):
+        key = row.metric if row.metric == "claim_slowdown_vs_unary" else SEED_MODES[row.scenario]
+        out[key] = float(row.value)
+    return out
+
+
+def published_vs_measured(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Seconds per 1000 orders: the seed's claim per mode next to each measured plaintext
+    configuration of that mode on the topology without added latency."""
+    claims = published_claims(reference)
+    mine = summary[
+        (summary["metric"] == "elapsed_per_1000_orders")
+        & (summary["security"] == "plaintext")
+        & (summary["latency_profile"] == "none")
+        & summary["mode"].isin(["unary", "bidi"])
+    ]
+    table = mine[["mode", "clients", "orders", "median", "ci_low", "ci_high"]].rename(
+        columns={"median": "measured"}
+    )
+    table["published"] = table["mode"].map(claims)
+    table["ratio"] = table["measured"] / table["published"]
+    table["label"] = [
+        f"{MODE_NAMES[m]}, {c} clients"
+        for m, c in zip(table["mode"], table["clients"], strict=True)
+    ]
+    return table.sort_values(["mode", "clients"]).reset_index(drop=True)
+
+
+def slowdowns(summary: pd.DataFrame) -> pd.DataFrame:
+    """bidi / unary time per 1000 orders, per configuration both modes ran in."""
+    rows = summary[summary["metric"] == "elapsed_per_1000_orders"]
+    keys = [k for k in SUMMARY_KEYS if k not in ("mode", "workers")]
+    table = rows.pivot_table(index=keys, columns="mode", values="median")
+    if "unary" not in table.columns:
+        return table.iloc[0:0]
+    for mode in ("bidi", "bidi_pipelined"):
+        if mode in table.columns:
+            table[f"{mode} / unary"] = table[mode] / table["unary"]
+    table = table.rename(columns={m: f"{m} (s per 1000 orders)" for m in modes_in(table)})
+    return table.round(3).reset_index()
+
+
+def modes_in(table: pd.DataFrame) -> list[str]:
+    return [m for m in MODE_NAMES if m in table.columns]
+
+
+def claim_verdict(summary: pd.DataFrame, reference: pd.DataFrame) -> str:
+    """Whether 'bidi streaming is at least twice as slow as unary' holds in this run, and
+    what the server's CPU per order says about why."""
+    table = slowdowns(summary)
+    if table.empty or "bidi / unary" not in table.columns:
+        return "This run has no pair of unary and bidi cells: the seed's claim is not checked."
+    claim = published_claims(reference).get("claim_slowdown_vs_unary", CLAIM_RATIO)
+    ratios = table["bidi / unary"].dropna()
+    holds = int((ratios >= claim).sum())
+    if holds == len(ratios):
+        outcome = "holds"
+    else:
+        outcome = "does not hold" if holds == 0 else "holds only partly"
+    verdict = (
+        f"The seed's claim that both-side streaming is at least {claim:g}x slower than unary "
+        f"{outcome}"
+        f" here: lock-step bidi took {ratios.min():.2f}x to {ratios.max():.2f}x the time of unary "
+        f"for the same orders, in {holds} of {len(ratios)} configurations at least {claim:g}x."
+    )
+    cpu = summary[
+        (summary["metric"] == "server_cpu_us_per_order") & (summary["latency_profile"] == "none")
+    ]
+    by_mode = cpu.groupby("mode")["median"].median()
+    if {"unary", "bidi"} <= set(by_mode.index):
+        verdict += (
+            f" The server spent a median {by_mode['bidi']:.0f} us of CPU per order in a lock-step"
+            f" stream and {by_mode['unary']:.0f} us per unary call"
+        )
+        if "bidi_pipelined" in by_mode.index:
+            verdict += f" ({by_mode['bidi_pipelined']:.0f} us when the stream is pipelined)"
+        # Server CPU is sampled every 100 ms: within 5% the two modes cost the same.
+        if by_mode["bidi"] < by_mode["unary"] / 1.05:
+            verdict += (
+                ": a stream message skips the per-call work (headers, a new HTTP/2 stream) "
+                "that each unary call pays."
+            )
+        elif by_mode["bidi"] > by_mode["unary"] * 1.05:
+            verdict += (
+                ": a stream message costs the server more than a unary call here (in grpcio's "
+                "synchronous API each stream message crosses threads via the request iterator)."
+            )
+        else:
+            verdict += ": about the same, so server CPU does not explain the difference."
+    return verdict
+
+
+def load_cdfs(run_dir: str | Path) -> pd.DataFrame:
+    """The latency CDFs of every complete, non-failed orders cell: one row per point."""
+    import pandas as pd
+
+    rows = []
+    for folder in cell_dirs(Path(run_dir)):
+        cell = read_cell_json(folder / "cell.json")
+        if cell["study"] != STUDY or cell["status"] == "failed":
+            continue
+        report = json.loads(read_raw_text(folder / "client.json"))
+        for name, points in report.get("cdf_us", {}).items():
+            for q, value in points:
+                rows.append(
+                    {
+                        **cell["params"],
+                        "repeat": cell.get("repeat", 1),
+                        "latency": name,
+                        "quantile": q,
+                        "us": value,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def cdf_figure(cdfs: pd.DataFrame, latency: str = "rtt", security: str = "plaintext") -> Figure:
+    """Latency CDFs, one line per mode and number of clients (repeat 1, no added latency)."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    shown = cdfs[
+        (cdfs["latency"] == latency)
+        & (cdfs["security"] == security)
+        & (cdfs["repeat"] == 1)
+        & (cdfs["latency_profile"] == "none")
+    ]
+    for (mode, clients), group in shown.groupby(["mode", "clients"], sort=True):
+        group = group.sort_values("quantile")
+        ax.plot(
+            group["us"], group["quantile"], label=f"{MODE_NAMES.get(mode, mode)}, {clients} clients"
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{latency} latency per order (us, log scale)")
+    ax.set_ylabel("fraction of orders")
+    ax.set_title(f"Latency CDF per order ({latency}, {security}, repeat 1)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def tls_cost(summary: pd.DataFrame) -> pd.DataFrame:
+    """TLS / plaintext for the median round trip and the order rate, per configuration."""
+    rows = summary[summary["metric"].isin(["rtt_p50", "rtt_p99", "orders_per_s"])]
+    keys = ["topology", "latency_profile", "mode", "clients", "orders", "metric"]
+    table = rows.pivot_table(index=keys, columns="security", values="median")
+    if not {"plaintext", "tls"} <= set(table.columns):
+        return table.iloc[0:0]
+    table["tls / plaintext"] = table["tls"] / table["plaintext"]
+    return table.round(3).reset_index()
+
+
+def latency_vs_clients(summary: pd.DataFrame, metric: str = "rtt_p50") -> pd.DataFrame:
+    """The summary rows of one metric without added latency, with a mode + security series."""
+    rows = summary[(summary["metric"] == metric) & (summary["latency_profile"] == "none")].copy()
+    rows["series"] = rows["mode_name"] + ", " + rows["security"]
+    return rows
+
+
+def profile_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Median round trip per latency profile and mode (plaintext): localhost vs each network."""
+    rows = summary[(summary["metric"] == "rtt_p50") & (summary["security"] == "plaintext")]
+    table = rows.pivot_table(
+        index=["topology", "mode", "clients"], columns="latency_profile", values="median"
+    )
+    table.columns = [f"{c} rtt p50 (us)" for c in table.columns]
+    return table.round(1)
+
+
+def proxy_overhead(summary: pd.DataFrame) -> pd.DataFrame:
+    """What Toxiproxy itself adds at 0 ms: median round trip through it minus direct (us)."""
+    rows = summary[
+        summary["metric"].isin(["rtt_p50", "rtt_p99"])
+        & summary["latency_profile"].isin(["none", "proxy_0ms"])
+    ]
+    keys = ["topology", "mode", "security", "clients", "orders", "metric"]
+    table = rows.pivot_table(index=keys, columns="latency_profile", values="median")
+    if not {"none", "proxy_0ms"} <= set(table.columns):
+        return table.iloc[0:0]
+    table["added by the proxy (us)"] = table["proxy_0ms"] - table["none"]
+    table = table.rename(columns={"none": "direct (us)", "proxy_0ms": "through the proxy (us)"})
+    return table.round(1).reset_index()

@@ -1,0 +1,213 @@
+"""aws_io study: sync grpcio server listing an S3 bucket (boto3) and saving to MongoDB (pymongo).
+
+As seed 000's sync_server.py, with 1 or 10 worker threads. The boto3 client and the
+MongoClient are made once per process and shared by the workers (both are thread-safe).
+On exit it prints one line `STATS {...}`: calls, messages sent and errors per method,
+which is how streaming cells count their messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections import Counter
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import boto3
+import grpc
+import objects_pb2
+import objects_pb2_grpc
+import pymongo
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from pymongo.errors import PyMongoError
+
+# Failures of a dependency are the dependency's, not the server's: say which one, as UNAVAILABLE.
+DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (BotoCoreError, ClientError, PyMongoError)
+
+
+def apply_env_file(path: str) -> None:
+    """Credentials from a 0600 file the roles wrote; variables already set win (real AWS)."""
+    if path and Path(path).is_file():
+        for line in Path(path).read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep and not key.startswith("#"):
+                os.environ.setdefault(key.strip(), value.strip())
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+        self.messages: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+
+    def add(self, method: str, messages: int = 0, error: str = "") -> None:
+        with self.lock:
+            self.calls[method] += 1
+            self.messages[method] += messages
+            if error:
+                self.errors[f"{method}: {error}"] += 1
+
+    def line(self) -> str:
+        with self.lock:
+            return "STATS " + json.dumps(
+                {"calls": self.calls, "messages_sent": self.messages, "errors": self.errors}
+            )
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale(names: list[str]) -> list[str]:
+    """Collections of server processes that are gone (killed before they could drop theirs)."""
+    return [
+        name
+        for name in names
+        if name.startswith("objects_")
+        and name.removeprefix("objects_").isdigit()
+        and not pid_alive(int(name.removeprefix("objects_")))
+    ]
+
+
+def to_info(obj: dict[str, Any]) -> objects_pb2.ObjectInfo:
+    return objects_pb2.ObjectInfo(
+        key=obj["Key"],
+        size=obj["Size"],
+        etag=obj.get("ETag", "").strip('"'),
+        last_modified=obj["LastModified"].isoformat(),
+    )
+
+
+class Objects(objects_pb2_grpc.ObjectsServicer):
+    def __init__(self, s3: Any, bucket: str, collection: Any, stats: Stats) -> None:
+        self.s3 = s3
+        self.bucket = bucket
+        self.collection = collection
+        self.stats = stats
+
+    def _list(self, prefix: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=prefix
+        ):
+            found += page.get("Contents", [])
+        return found
+
+    def _fail(self, method: str, context: grpc.ServicerContext, exc: BaseException) -> None:
+        what = "MongoDB" if isinstance(exc, PyMongoError) else "S3"
+        message = f"{what}: {type(exc).__name__}: {exc}"
+        self.stats.add(method, error=message.splitlines()[0][:200])
+        context.abort(grpc.StatusCode.UNAVAILABLE, message)
+
+    def ListObjects(self, request, context):  # noqa: N802 - generated name
+        try:
+            listing = self._list(request.prefix)
+        except DEPENDENCY_ERRORS as exc:
+            self._fail("ListObjects", context, exc)
+        self.stats.add("ListObjects", 1)
+        return objects_pb2.ObjectList(objects=[to_info(obj) for obj in listing])
+
+    def ListObjectsStream(self, request, context):  # noqa: N802 - generated name
+        try:
+            listing = self._list(request.prefix)
+        except DEPENDENCY_ERRORS as exc:
+            self._fail("ListObjectsStream", context, exc)
+        sent = 0
+        for obj in listing:
+            yield to_info(obj)
+            sent += 1
+        self.stats.add("ListObjectsStream", sent)
+
+    def ListAndSave(self, request, context):  # noqa: N802 - generated name
+        try:
+            listing = self._list(request.prefix)
+            docs = [
+                {"key": o["Key"], "size": o["Size"], "etag": o.get("ETag", "").strip('"')}
+                for o in listing
+            ]
+            if docs:
+                self.collection.insert_many(docs, ordered=False)
+        except DEPENDENCY_ERRORS as exc:
+            self._fail("ListAndSave", context, exc)
+        self.stats.add("ListAndSave", 1)
+        return objects_pb2.SaveReply(count=len(docs))
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=10)
+    parser.add_argument("--s3_endpoint", default="", help="empty: real AWS S3")
+    parser.add_argument("--region", default="us-east-1")
+    parser.add_argument("--bucket", required=True)
+    parser.add_argument("--mongo_uri", default="mongodb://127.0.0.1:27017/")
+    parser.add_argument("--mongo_db", default="perflab")
+    parser.add_argument("--env_file", default="", help="0600 KEY=VALUE file with credentials")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    apply_env_file(args.env_file)
+    # A client per process, a connection pool big enough for every worker.
+    config = Config(
+        max_pool_connections=max(10, args.workers),
+        connect_timeout=5,
+        read_timeout=30,
+        retries={"max_attempts": 2, "mode": "standard"},
+    )
+    s3 = boto3.client(
+        "s3", endpoint_url=args.s3_endpoint or None, region_name=args.region, config=config
+    )
+    # PERFLAB_MONGO_URI (e.g. a real MongoDB with a password) wins over the option, so a
+    # secret never has to appear in argv or in the run's data.
+    mongo = pymongo.MongoClient(
+        os.environ.get("PERFLAB_MONGO_URI") or args.mongo_uri, serverSelectionTimeoutMS=5000
+    )
+    database = mongo[args.mongo_db]
+    try:
+        for name in stale(database.list_collection_names()):
+            database.drop_collection(name)
+    except PyMongoError as exc:
+        # Not fatal: calls that need MongoDB will say it is unavailable.
+        print(f"could not look for stale collections: {exc}", file=sys.stderr)
+    collection = database[f"objects_{os.getpid()}"]
+    stats = Stats()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
+    objects_pb2_grpc.add_ObjectsServicer_to_server(
+        Objects(s3, args.bucket, collection, stats), server
+    )
+    server.add_insecure_port(f"{args.host}:{args.port}")
+    server.start()
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    print("READY", flush=True)
+    done.wait()
+    server.stop(grace=2).wait()
+    print(stats.line(), flush=True)
+    # Each process saves into its own collection; drop it so repeated cells do not grow the store.
+    try:
+        collection.drop()
+    except PyMongoError as exc:
+        print(f"could not drop {collection.name}: {exc}", file=sys.stderr)
+    mongo.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""orders study (seed 003): many order clients in parallel against the orders server.
+
+--clients threads start together (a barrier), each on its own channel and connection,
+and send --orders orders in total between them (the seed's --count), in one of three modes:
+
+- unary:          one AddOrder call per order;
+- bidi:           one AddOrderStream per client, lock-step: an order, then its reply;
+- bidi_pipelined: one AddOrderStream per client, every order sent without waiting, the
+                  replies read as they come (in order, so reply i answers order i).
+
+Per order it records the round trip at the client (monotonic clock) and, from the
+wall-clock stamps, the one-way times client->server (responseTime - requestTime) and
+server->client (receipt - responseTime): meaningful only when both share a clock (same
+host or network namespaces of one host), which --same_clock says. Each client first sends
+--warmup orders on its channel, discarded. With --latency_profile other than "none" every
+connection goes through a Toxiproxy this client starts in front of --target
+(perflab/proxy.py; its CPU counts as the client's). Writes client.json; exits 1 if any
+order failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import queue
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import order_pb2
+import order_pb2_grpc
+
+MODES = ("unary", "bidi", "bidi_pipelined")
+QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
+# The CDF kept in client.json: every half percentile plus the tail, not every sample.
+CDF_POINTS = sorted({i / 200 for i in range(201)} | {0.999, 0.9999})
+
+
+@dataclass
+class Samples:
+    """One client's measured orders (nanoseconds) and failures."""
+
+    rtt: list[int] = field(default_factory=list)
+    request_oneway: list[int] = field(default_factory=list)
+    reply_oneway: list[int] = field(default_factory=list)
+    # responseTime before requestTime, or receipt before responseTime: a clock problem.
+    stamp_violations: int = 0
+    errors: collections.Counter[str] = field(default_factory=collections.Counter)
+
+    def add(self, sent_wall: int, rtt_ns: int, reply: order_pb2.OrderReply, received_wall: int):
+        if not reply.result:
+            self.errors["reply with result=false"] += 1
+            return
+        response_wall = reply.responseTime.ToNanoseconds()
+        self.rtt.append(rtt_ns)
+        self.request_oneway.append(response_wall - sent_wall)
+        self.reply_oneway.append(received_wall - response_wall)
+        if response_wall < sent_wall or received_wall < response_wall:
+            self.stamp_violations += 1
+
+
+def new_order(number: int) -> order_pb2.Order:
+    order = order_pb2.Order(instrumentID=number, price=100 + number % 7, quantity=1, side=True)
+    order.requestTime.FromNanoseconds(time.time_ns())
+    return order
+
+
+def last_non_empty(values: list[str] | None) -> str:
+    chosen = [v for v in (values or []) if v]
+    return chosen[-1] if chosen else ""
+
+
+def open_channel(args: argparse.Namespace) -> grpc.Channel:
+    # A local subchannel pool: each client gets its own connection, as separate processes would.
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    if args.security == "tls":
+        folder = Path(last_non_empty(args.tls_dir))
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=(folder / "ca.pem").read_bytes()
+        )
+        return grpc.secure_channel(args.target, credentials, options=options)
+    return grpc.insecure_channel(args.target, options=options)
+
+
+def send_unary(stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float, into: Samples):
+    for number in range(count):
+        order = new_order(number)
+        start = time.perf_counter_ns()
+        try:
+            reply = stub.AddOrder(order, timeout=timeout)
+        except grpc.RpcError as exc:
+            into.errors[f"{exc.code().name}: {exc.details()}"] += 1
+            continue
+        into.add(
+            order.requestTime.ToNanoseconds(), time.perf_counter_ns() - start, reply, time.time_ns()
+        )
+
+
+def send_bidi(stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float, into: Samples):
+    """Lock-step: the next order leaves only when the previous reply is in."""
+    outbox: queue.SimpleQueue[order_pb2.Order | None] = queue.SimpleQueue()
+
+    def requests() -> Iterator[order_pb2.Order]:
+        while (order := outbox.get()) is not None:
+            yield order
+
+    replies = stub.AddOrderStream(requests(), timeout=timeout)
+    try:
+        for number in range(count):
+            order = new_order(number)
+            start = time.perf_counter_ns()
+            outbox.put(order)
+            reply = next(replies)
+            into.add(
+                order.requestTime.ToNanoseconds(),
+                time.perf_counter_ns() - start,
+                reply,
+                time.time_ns(),
+            )
+    except (grpc.RpcError, StopIteration) as exc:
+        into.errors[describe(exc)] += 1
+        replies.cancel()
+    finally:
+        outbox.put(None)
+    for _ in replies:  # the stream ends when the server has answered the last order
+        into.errors["reply without an order"] += 1
+
+
+def send_bidi_pipelined(
+    stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float, into: Samples
+):
+    """Every order sent as fast as the stream takes it; reply i answers order i."""
+    sent: collections.deque[tuple[int, int]] = collections.deque()
+
+    def requests() -> Iterator[order_pb2.Order]:
+        for number in range(count):
+            order = new_order(number)
+            sent.append((order.requestTime.ToNanoseconds(), time.perf_counter_ns()))
+            yield order
+
+    try:
+        for reply in stub.AddOrderStream(requests(), timeout=timeout):
+            received = time.perf_counter_ns()
+            wall, start = sent.popleft()
+            into.add(wall, received - start, reply, time.time_ns())
+    except (grpc.RpcError, IndexError) as exc:
+        into.errors[describe(exc)] += 1
+
+
+SENDERS = {"unary": send_unary, "bidi": send_bidi, "bidi_pipelined": send_bidi_pipelined}
+
+
+def describe(exc: BaseException) -> str:
+    if isinstance(exc, grpc.RpcError):
+        return f"{exc.code().name}: {exc.details()}"
+    if isinstance(exc, StopIteration):
+        return "the stream ended before every order had its reply"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def share(total: int, clients: int) -> list[int]:
+    """total orders spread over the clients, the first ones taking the remainder."""
+    base, extra = divmod(total, clients)
+    return [base + (1 if i < extra else 0) for i in range(clients)]
+
+
+def quantile(values: list[int], q: float) -> float:
+    """Nearest-rank quantile of sorted values (no interpolation: a value that occurred)."""
+    index = min(len(values) - 1, max(0, int(round(q * len(values) + 0.5)) - 1))
+    return float(values[index])
+
+
+def distribution(name: str, values_ns: list[int]) -> list[dict[str, object]]:
+    values = sorted(values_ns)
+    if not values:
+        return []
+    rows = [
+        {"metric": f"{name}_{label}", "value": quantile(values, q) / 1e3, "unit": "us"}
+        for label, q in QUANTILES.items()
+    ]
+    rows.append({"metric": f"{name}_max", "value": values[-1] / 1e3, "unit": "us"})
+    rows.append({"metric": f"{name}_mean", "value": sum(values) / len(values) / 1e3, "unit": "us"})
+    return rows
+
+
+def cdf(values_ns: list[int]) -> list[list[float]]:
+    values = sorted(values_ns)
+    return [[q, quantile(values, q) / 1e3] for q in CDF_POINTS] if values else []
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--mode", choices=MODES, default="unary")
+    parser.add_argument("--clients", type=int, default=1, help="clients started together")
+    parser.add_argument("--orders", type=int, default=1000, help="orders in total (seed --count)")
+    parser.add_argument("--warmup", type=int, default=10, help="discarded orders per client")
+    parser.add_argument("--security", choices=["plaintext", "tls"], default="plaintext")
+    parser.add_argument("--tls_dir", action="append", help="folder with ca.pem (for tls)")
+    parser.add_argument("--same_clock", type=int, default=1, help="1: one-way times are valid")
+    parser.add_argument("--call_timeout_s", type=float, default=120.0)
+    parser.add_argument("--latency_profile", default="none", help="perflab.proxy.PROFILES key")
+    parser.add_argument("--home", default="", help="the host prefix (bin/toxiproxy-server)")
+    parser.add_argument("--src", default="", help="the source tree holding perflab/")
+    args = parser.parse_args()
+    if args.clients < 1 or args.orders < args.clients:
+        parser.error("need --clients >= 1 and --orders >= --clients (every client sends one)")
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    counts = share(args.orders, args.clients)
+    send = SENDERS[args.mode]
+    samples = [Samples() for _ in counts]
+    # Every client connects and warms up first; the clock starts when the last one is ready.
+    barrier = threading.Barrier(args.clients + 1)
+    finished: list[float] = [0.0] * args.clients
+
+    def client(index: int) -> None:
+        channel = open_channel(args)
+        stub = order_pb2_grpc.OrderServiceStub(channel)
+        try:
+            if args.warmup:
+                send(stub, args.warmup, args.call_timeout_s, Samples())
+        except Exception:  # noqa: BLE001 - reported below as this client's error
+            samples[index].errors[traceback.format_exc(limit=1)] += 1
+        try:
+            barrier.wait()
+            send(stub, counts[index], args.call_timeout_s, samples[index])
+        except Exception:  # noqa: BLE001 - a client's crash is counted, the others go on
+            samples[index].errors[traceback.format_exc(limit=1)] += 1
+        finally:
+            finished[index] = time.perf_counter()
+            channel.close()
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(len(counts))]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = max(finished) - start
+    return report(args, samples, elapsed)
+
+
+def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> dict[str, object]:
+    rtt = [v for s in samples for v in s.rtt]
+    request_oneway = [v for s in samples for v in s.request_oneway]
+    reply_oneway = [v for s in samples for v in s.reply_oneway]
+    errors: collections.Counter[str] = collections.Counter()
+    for s in samples:
+        errors.update(s.errors)
+    ok = len(rtt)
+    metrics: list[dict[str, object]] = [
+        {"metric": "orders_ok", "value": ok, "unit": "orders"},
+        {"metric": "orders_failed", "value": args.orders - ok, "unit": "orders"},
+        {"metric": "elapsed", "value": elapsed, "unit": "s"},
+        {"metric": "orders_per_s", "value": ok / elapsed if elapsed > 0 else 0.0, "unit": "1/s"},
+        {"metric": "elapsed_per_1000_orders", "value": 1000 * elapsed / max(ok, 1), "unit": "s"},
+        {
+            "metric": "stamp_violations",
+            "value": sum(s.stamp_violations for s in samples),
+            "unit": "orders",
+        },
+        *distribution("rtt", rtt),
+    ]
+    if args.same_clock:
+        metrics += distribution("oneway_request", request_oneway)
+        metrics += distribution("oneway_reply", reply_oneway)
+    return {
+        "metrics": metrics,
+        "mode": args.mode,
+        "clients": args.clients,
+        "orders": args.orders,
+        "orders_per_client": share(args.orders, args.clients),
+        "warmup_per_client": args.warmup,
+        "security": args.security,
+        "same_clock": bool(args.same_clock),
+        "errors": dict(errors),
+        "cdf_us": {
+            "rtt": cdf(rtt),
+            **(
+                {"oneway_request": cdf(request_oneway), "oneway_reply": cdf(reply_oneway)}
+                if args.same_clock
+                else {}
+            ),
+        },
+    }
+
+
+def through_proxy(args: argparse.Namespace):  # -> perflab.proxy.LatencyProxy | None
+    """Starts Toxiproxy in front of the server when the profile asks for one."""
+    if args.latency_profile == "none":
+        return None
+    sys.path.insert(0, args.src)
+    from perflab.proxy import PROFILES, LatencyProxy
+
+    if args.latency_profile not in PROFILES:
+        raise SystemExit(f"unknown --latency_profile {args.latency_profile!r}: {sorted(PROFILES)}")
+    return LatencyProxy.start(
+        Path(args.home) / "bin" / "toxiproxy-server",
+        args.target,
+        PROFILES[args.latency_profile],
+        log_path="toxiproxy.log",
+    )
+
+
+def main() -> None:
+    args = parse_args()
+    proxy = through_proxy(args)
+    try:
+        if proxy is not None:
+            args.target = proxy.listen
+        result = run(args)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+    result["latency_profile"] = args.latency_profile
+    result["proxy"] = proxy.describe() if proxy is not None else None
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    if result["errors"]:
+        print(f"orders failed: {result['errors']}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

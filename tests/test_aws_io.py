@@ -1,0 +1,276 @@
+"""aws_io study (seed 000, S3 + MongoDB): its matrix, perflab.services, and the analysis."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from perflab import aws_io, services
+from perflab.matrix import MatrixError, expand
+from perflab.parsers import parse_resources
+from perflab.runner import free_port
+from tests.conftest import REPO, study_vars
+
+KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}
+
+
+def cells(profile: str, **changes):
+    matrix, profiles = study_vars("aws_io")
+    matrix.update(changes)
+    return expand("run1", "aws_io", matrix, profiles, profile, KNOWN)
+
+
+def test_matrix_names_only_existing_folders_and_options():
+    from perflab.impls import discover
+
+    matrix, _ = study_vars("aws_io")
+    impls = discover(REPO / "servers")
+    for entry in matrix["implementations"].values():
+        assert entry["impl"] in impls
+        # Every option a cell passes (its own and the endpoints) is declared by impl.toml.
+        assert {*entry.get("options", {}), "s3_endpoint", "bucket", "mongo_uri"} <= set(
+            impls[entry["impl"]].options
+        )
+
+
+def test_quick_profile_covers_every_server_scenario_and_shape_at_two_concurrencies():
+    quick = cells("quick")
+    assert len(quick) == 4 * 3 * 2 * 2 * 1
+    assert {c.load.concurrency for c in quick} == {2, 50}
+    assert len({c.cell_id for c in quick}) == len(quick)
+    assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
+    cell = next(c for c in quick if c.cell_id == "grpclib_uvloop-list_stream-seed_n200-c50-r1")
+    assert cell.load.call == "objects.Objects.ListObjectsStream"
+    assert (cell.load.total, cell.load.warmup_total, cell.load.concurrency) == (200, 20, 50)
+    assert cell.params == {
+        "shape": "seed_n200",
+        "concurrency": 50,
+        "objects": 893,
+        "latency_profile": "none",
+        "total": 200,
+    }
+    assert cell.server.impl == "python/aws_io_grpclib"
+    assert cell.server.options["loop"] == "uvloop"
+    assert cell.server.options["s3_endpoint"] == "http://127.0.0.1:17070"
+    assert cell.dependencies == ["s3", "mongo"]
+    steady = next(c for c in quick if c.cell_id == "grpcio_sync_w1-list_save-steady-c2-r1")
+    assert steady.load.duration_s == 3 and steady.load.warmup_s == 1 and steady.load.total is None
+    assert steady.server.options["workers"] == 1
+
+
+def test_smoke_is_one_cell_per_server_and_scenario_and_full_has_ten_repeats():
+    smoke = cells("smoke")
+    assert sorted((c.implementation, c.scenario) for c in smoke) == sorted(
+        (i, s) for i in aws_io.IMPLEMENTATIONS for s in aws_io.SCENARIOS
+    )
+    assert {c.repeat for c in cells("full")} == set(range(1, 11))
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"scenarios": ["list_all"]}, "perflab_matrix_aws_io.scenarios"),
+        ({"shapes": []}, "perflab_matrix_aws_io.shapes"),
+        ({"concurrency": [0]}, "perflab_matrix_aws_io.concurrency"),
+        ({"s3_endpoint": "ftp://x"}, "perflab_matrix_aws_io.s3_endpoint"),
+        ({"mongo_uri": "mongodb://u:secret@127.0.0.1:1/"}, "perflab_matrix_aws_io.mongo_uri"),
+        ({"bucket": ""}, "perflab_matrix_aws_io.bucket"),
+        ({"dependencies": ["redis"]}, "perflab_matrix_aws_io.dependencies"),
+        ({"latency_profiles": ["moon"]}, "perflab_matrix_aws_io.latency_profiles"),
+        (
+            {"latency_profiles": ["region"], "s3_endpoint": "https://s3.amazonaws.com"},
+            "perflab_matrix_aws_io.latency_profiles",
+        ),
+        ({"objects": -1}, "perflab_matrix_aws_io.objects"),
+        (
+            {"implementations": {"x": {"impl": "python/nope"}}},
+            "perflab_matrix_aws_io.implementations",
+        ),
+    ],
+)
+def test_matrix_refuses_a_bad_value_naming_its_key(change, key):
+    with pytest.raises(MatrixError, match=key.replace(".", r"\.")):
+        # A profile that does not override the changed key (quick sets concurrency).
+        cells("full" if "concurrency" in change else "quick", **change)
+
+
+def test_a_password_in_the_mongo_uri_never_reaches_the_message():
+    with pytest.raises(MatrixError) as refused:
+        cells("quick", mongo_uri="mongodb://user:hunter2@127.0.0.1:1/")
+    assert "hunter2" not in str(refused.value)
+
+
+def test_safe_endpoint_drops_credentials_and_probe_names_the_endpoint():
+    assert services.safe_endpoint("mongodb://u:pw@10.1.2.3:27018/db?x=1") == "10.1.2.3:27018"
+    assert services.safe_endpoint("http://127.0.0.1:17070") == "127.0.0.1:17070"
+    assert services.safe_endpoint("https://s3.amazonaws.com") == "s3.amazonaws.com:443"
+    port = free_port("127.0.0.1")
+    problems = services.probe({"S3": f"http://127.0.0.1:{port}"}, timeout_s=0.5)
+    assert problems == [f"S3 unreachable at 127.0.0.1:{port}: nothing accepts connections there"]
+
+
+def test_a_service_is_started_found_restarted_after_a_kill_and_stopped(tmp_path):
+    port = free_port("127.0.0.1")
+    folder = tmp_path / "services"
+    folder.mkdir()
+    definition = {
+        "argv": [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+        "host": "127.0.0.1",
+        "port": port,
+    }
+    (folder / "web.json").write_text(json.dumps(definition))
+    service = services.load(tmp_path, "web")
+    try:
+        assert services.start(service) is True
+        first = services.pid(service)
+        assert first and services.port_open("127.0.0.1", port)
+        assert services.ensure(tmp_path, "web") == (first, "")  # running: left alone
+        subprocess.run(["kill", "-9", str(first)], check=True)
+        deadline = time.monotonic() + 5
+        while services.pid(service) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second, note = services.ensure(tmp_path, "web")
+        assert second != first
+        assert note == f"dependency web (127.0.0.1:{port}) was down and has been restarted"
+    finally:
+        services.stop(service)
+    assert services.pid(service) is None and not service.pid_file.exists()
+
+
+def test_a_service_whose_port_is_taken_is_refused_naming_it(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        (tmp_path / "services").mkdir()
+        (tmp_path / "services" / "s3.json").write_text(
+            f'{{"argv": ["/bin/true"], "host": "127.0.0.1", "port": {port}}}'
+        )
+        with pytest.raises(services.ServiceError, match=f"127.0.0.1:{port} is taken"):
+            services.start(services.load(tmp_path, "s3"))
+
+
+def test_dependency_samples_keep_their_own_metric_names():
+    csv = (
+        "t,pid,role,phase,cpu_percent,rss_bytes,cpu_seconds\n"
+        "0.0,1,dependency_s3,warmup,10,1048576,1.0\n"
+        "0.1,1,dependency_s3,measure,50,2097152,1.5\n"
+        "0.2,1,dependency_s3,measure,70,2097152,2.25\n"
+    )
+    metrics = {m.metric: m.value for m in parse_resources(csv)}
+    assert metrics["dependency_s3_cpu_seconds"] == pytest.approx(1.25)
+    assert metrics["dependency_s3_cpu_percent_mean"] == pytest.approx(60)
+    assert metrics["dependency_s3_rss_peak"] == pytest.approx(2.0)
+
+
+def rows(cell_id, impl, scenario, metrics, concurrency=2, shape="seed_n200"):
+    return [
+        {
+            "study": "aws_io",
+            "scenario": scenario,
+            "implementation": impl,
+            "shape": shape,
+            "concurrency": concurrency,
+            "latency_profile": "none",
+            "cell_id": cell_id,
+            "repeat": 1,
+            "status": "ok",
+            "metric": metric,
+            "value": value,
+            "unit": "x",
+        }
+        for metric, value in metrics.items()
+    ]
+
+
+def test_seed_table_puts_published_next_to_measured_and_fills_missing_error_counts():
+    frame = pd.DataFrame(
+        rows("a", "grpclib_uvloop", "list_stream", {"count": 200, "ok": 109, "rps": 4.0})
+        + rows("b", "grpclib_uvloop", "list_stream", {"count": 200, "ok": 200, "rps": 6.0}, 10)
+    )
+    published = pd.read_csv(REPO / "data" / "reference" / "aws_io.csv")
+    table = aws_io.seed_table(frame, published, "list_stream", 2)
+    assert table.loc["ok (calls)", ("grpclib_uvloop", "published")] == 109
+    assert table.loc["ok (calls)", ("grpclib_uvloop", "measured")] == 109
+    assert table.loc["errors_Unavailable (calls)", ("grpclib_uvloop", "published")] == 91
+    # The cell reported no Unavailable: that is a measured zero, not a gap.
+    assert table.loc["errors_Unavailable (calls)", ("grpclib_uvloop", "measured")] == 0
+    assert table.loc["rps (req/s)", ("grpclib_uvloop", "measured")] == 4.0
+    assert pd.isna(table.loc["rps (req/s)", ("grpcio_sync_w1", "measured")])
+    assert table.attrs["shape"] == "seed_n200"
+
+
+def test_unavailable_answer_says_whether_the_seed_failure_reproduced():
+    errors = pd.DataFrame(
+        [
+            {
+                "scenario": "list_stream",
+                "implementation": "grpclib_asyncio",
+                "shape": "seed_n200",
+                "concurrency": 10,
+                "cell_id": "a",
+                "message": "rpc error: code = Unavailable desc = S3: EndpointConnectionError",
+                "calls": 7,
+            }
+        ]
+    )
+    counts = {"count": 200, "ok": 193, "errors_Unavailable": 7}
+    failing = pd.DataFrame(rows("a", "grpclib_asyncio", "list_stream", counts))
+    answer = aws_io.unavailable_answer(errors, failing)
+    assert answer.startswith("**Reproduced.** 7 of 200 calls in 1 grpclib stream cells")
+    assert "EndpointConnectionError" in answer
+    clean = pd.DataFrame(rows("a", "grpclib_asyncio", "list_stream", {"count": 200, "ok": 200}))
+    answer = aws_io.unavailable_answer(errors.iloc[0:0], clean)
+    assert answer.startswith("**Did not reproduce.** 1 grpclib stream cells made 200 calls")
+    none = pd.DataFrame(rows("a", "grpcio_sync_w1", "list_unary", {"count": 200, "ok": 200}))
+    assert "no grpclib stream cell" in aws_io.unavailable_answer(errors.iloc[0:0], none)
+
+
+def test_per_call_cpu_divides_each_process_cpu_by_successful_calls():
+    frame = pd.DataFrame(
+        rows(
+            "a",
+            "grpcio_sync_w10",
+            "list_save",
+            {
+                "ok": 100,
+                "server_cpu_seconds": 2.0,
+                "dependency_s3_cpu_seconds": 0.5,
+                "dependency_mongo_cpu_seconds": 1.0,
+            },
+        )
+    )
+    cpu = aws_io.per_call_cpu(frame).set_index("metric")["median"]
+    assert cpu["gRPC server"] == pytest.approx(20.0)
+    assert cpu["S3 (versitygw)"] == pytest.approx(5.0)
+    assert cpu["MongoDB (FerretDB)"] == pytest.approx(10.0)
+
+
+def test_a_latency_profile_puts_a_proxy_in_front_of_s3_and_mongo():
+    region = cells("smoke", latency_profiles=["none", "region"])
+    assert len(region) == 2 * 4 * 3
+    plain = next(c for c in region if c.cell_id == "grpclib_asyncio-list_save-steady-c10-r1")
+    far = next(c for c in region if c.cell_id == "grpclib_asyncio-list_save-steady-c10-region-r1")
+    assert plain.latency_proxies == [] and plain.params["latency_profile"] == "none"
+    assert far.params["latency_profile"] == "region"
+    assert far.latency_proxies == [
+        {
+            "option": "s3_endpoint",
+            "upstream": "127.0.0.1:17070",
+            "one_way_ms": 10.0,
+            "url": "http://{listen}",
+        },
+        {
+            "option": "mongo_uri",
+            "upstream": "127.0.0.1:27117",
+            "one_way_ms": 10.0,
+            "url": "mongodb://{listen}/",
+        },
+    ]

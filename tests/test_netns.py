@@ -1,0 +1,170 @@
+"""netns topology: netns_up.yml builds two namespaces joined by a veth pair with an sshd
+each, Ansible reaches both over ssh through the veths it checked, a route through the
+wrong device is refused, and netns_down.yml leaves nothing behind.
+
+Needs root (ip netns) and touches only the 10.77.0.0/30 and 10.77.1.0/29 addresses the
+playbook creates; every ssh goes to those addresses, never elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.test_ansible import ansible
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+]
+
+NAMESPACES = ("perflab-server", "perflab-client")
+LINKS = ("pl-mgmt-srv", "pl-mgmt-cli", "pl-data-srv", "pl-data-cli")
+HOME = Path(os.environ.get("PERFLAB_HOME", "~/.perflab")).expanduser()
+
+
+def run(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+
+def live_topology_sshds() -> list[str]:
+    """sshd processes (not zombies) running a config of this topology."""
+    lines = run("ps", "-eo", "stat=,args=").splitlines()
+    return [
+        ln for ln in lines if "netns/perflab-" in ln and "sshd" in ln and not ln.startswith("Z")
+    ]
+
+
+def leftovers() -> list[str]:
+    found = [ns for ns in NAMESPACES if ns in run("ip", "netns", "list")]
+    links = run("ip", "-o", "link", "show")
+    found += [link for link in LINKS if f" {link}@" in links or f" {link}:" in links]
+    found += live_topology_sshds()
+    if (HOME / "netns").exists():
+        found.append(str(HOME / "netns"))
+    return found
+
+
+@pytest.fixture
+def topology():
+    """Up before, down after, whatever the test did in between."""
+    if leftovers():
+        pytest.fail(f"a netns topology exists already: {leftovers()}")
+    up = ansible("-i", "inventory/netns.yml", "playbooks/netns_up.yml", timeout=300)
+    try:
+        yield up
+    finally:
+        down = ansible("-i", "inventory/netns.yml", "playbooks/netns_down.yml", timeout=120)
+        assert down.returncode == 0, down.stdout[-3000:] + down.stderr
+        assert leftovers() == [], "netns_down.yml left these behind"
+
+
+def test_up_reaches_both_hosts_over_ssh_through_checked_veths(topology):
+    up = topology
+    assert up.returncode == 0, up.stdout[-4000:] + up.stderr
+    recap = up.stdout[up.stdout.rindex("PLAY RECAP") :]
+    for host in NAMESPACES:
+        assert f"{host}" in recap and "unreachable=0" in recap and "failed=0" in recap
+    # The routes the playbook asserted, asked again here: each goes through its own veth.
+    assert "dev pl-mgmt-srv" in run("ip", "-o", "route", "get", "10.77.1.2")
+    assert "dev pl-data-cli" in run(
+        "ip", "-netns", "perflab-client", "-o", "route", "get", "10.77.0.1"
+    )
+    # ssh with the generated key and strict host key checking lands in the right namespace.
+    key, known = HOME / "netns" / "id_ed25519", HOME / "netns" / "known_hosts"
+    for address, name in (("10.77.1.2", "perflab-server"), ("10.77.1.6", "perflab-client")):
+        out = run(
+            "ssh",
+            "-p",
+            "2222",
+            "-i",
+            str(key),
+            "-o",
+            f"UserKnownHostsFile={known}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "BatchMode=yes",
+            f"root@{address}",
+            "ip",
+            "netns",
+            "identify",
+        )
+        assert out.strip() == name
+    # gRPC across the data veth: the orders server in one namespace, its client in the other.
+    assert_orders_cross_the_veth()
+    # A second run changes nothing.
+    again = ansible("-i", "inventory/netns.yml", "playbooks/netns_up.yml", timeout=300)
+    assert (
+        again.returncode == 0 and "changed=0" in again.stdout[again.stdout.rindex("PLAY RECAP") :]
+    )
+    # A route that does not go through the expected veth stops the play before connecting.
+    wrong = ansible(
+        "-i",
+        "inventory/netns.yml",
+        "playbooks/netns_up.yml",
+        "-e",
+        '{"netns_extra_route_checks": [{"address": "10.77.0.1", "dev": "pl-mgmt-srv"}]}',
+        timeout=300,
+    )
+    assert wrong.returncode != 0
+    assert "refusing to connect: root namespace routes 10.77.0.1" in wrong.stdout
+    assert "Check that Ansible logs in" not in wrong.stdout
+
+
+def assert_orders_cross_the_veth() -> None:
+    from perflab.impls import HostPaths, command_argv, discover
+    from tests.test_orders_live import env, start, stop
+
+    paths = HostPaths(home=HOME, src=REPO)
+    impls = discover(REPO / "servers")
+    server = command_argv(
+        impls["python/orders_server"], paths, {"workers": 4}, host="10.77.0.1", port="50051"
+    )
+    proc = start(["ip", "netns", "exec", "perflab-server", *server], env(paths))
+    try:
+        out = HOME / "netns" / "client.json"
+        client = command_argv(
+            impls["python/orders_client"],
+            paths,
+            {"mode": "unary", "clients": 2, "orders": 20, "warmup": 2},
+            target="10.77.0.1:50051",
+            out=str(out),
+        )
+        done = subprocess.run(
+            ["ip", "netns", "exec", "perflab-client", *client],
+            env=env(paths),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        import json
+
+        metrics = {m["metric"]: m["value"] for m in json.loads(out.read_text())["metrics"]}
+        assert metrics["orders_ok"] == 20 and metrics["stamp_violations"] == 0
+    finally:
+        assert stop(proc) == 0
+
+
+def test_inventory_names_only_the_addresses_the_playbook_creates():
+    import yaml
+
+    inventory = yaml.safe_load((REPO / "inventory" / "netns.yml").read_text())
+    defaults = yaml.safe_load((REPO / "roles" / "netns" / "defaults" / "main.yml").read_text())
+    hosts = {
+        **inventory["all"]["children"]["servers"]["hosts"],
+        **inventory["all"]["children"]["clients"]["hosts"],
+    }
+    mgmt = {m["ns"]: m["address"] for m in defaults["netns_mgmt"]}
+    data = {d["ns"]: d["address"] for d in defaults["netns_data"]}
+    for name, host in hosts.items():
+        assert host["ansible_host"] == mgmt[name]
+        assert host["perflab_data_address"] == data[name]
+    assert inventory["all"]["vars"]["ansible_port"] == defaults["netns_ssh_port"] != 22

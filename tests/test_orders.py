@@ -1,0 +1,276 @@
+"""orders study (seed 003): its matrix, and the analysis and claim check on small frames."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from perflab import orders as od
+from perflab.load import load, load_reference
+from perflab.matrix import MatrixError, expand
+from perflab.report import render
+from tests.conftest import REPO, study_vars
+
+KNOWN = {"python/orders_server", "python/orders_client"}
+FIXTURE = REPO / "tests" / "data" / "runs" / "orders_fixture"
+REFERENCE = REPO / "data" / "reference"
+
+
+def cells(profile: str, **changes):
+    matrix, profiles = study_vars("orders")
+    # Ansible fills this from the inventory (perflab_topology).
+    matrix.update(topology="localhost")
+    matrix.update(changes)
+    return expand("run1", "orders", matrix, profiles, profile, KNOWN)
+
+
+def test_matrix_names_existing_folders_and_options_they_take():
+    from perflab.impls import discover
+
+    impls = discover(REPO / "servers")
+    matrix, _ = study_vars("orders")
+    assert {matrix["server"]["impl"], matrix["client"]["impl"]} <= set(impls)
+    for cell in cells("quick", tls_dir="/x"):
+        assert set(cell.server.options) <= set(impls[cell.server.impl].options)
+        assert set(cell.load.client_options) <= set(impls[cell.load.client_impl].options)
+
+
+def test_quick_profile_crosses_modes_clients_and_security():
+    quick = cells("quick")
+    # modes x clients x security x (direct, through the proxy at 0 ms) x repeats
+    assert len(quick) == 3 * 3 * 2 * 2 * 3
+    assert {c.params["latency_profile"] for c in quick} == {"none", "proxy_0ms"}
+    assert len({c.cell_id for c in quick}) == len(quick)
+    assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
+    assert {c.params["mode"] for c in quick} == {"unary", "bidi", "bidi_pipelined"}
+    assert {c.params["security"] for c in quick} == {"plaintext", "tls"}
+    assert {c.scenario for c in quick} == {
+        "localhost_unary",
+        "localhost_bidi",
+        "localhost_bidi_pipelined",
+    }
+    for cell in quick:
+        assert cell.load.kind == "client"
+        assert cell.server.options["security"] == cell.load.client_options["security"]
+        # A stream holds a server thread: bidi cells get one worker per client at least.
+        if cell.params["mode"] == "unary":
+            assert cell.server.options["workers"] == 10
+        else:
+            assert cell.server.options["workers"] == max(10, cell.params["clients"])
+        assert cell.params["workers"] == cell.server.options["workers"]
+
+
+def test_smoke_is_short_and_full_reaches_the_seed_sizes():
+    smoke = cells("smoke")
+    assert len(smoke) == 2 * 2 * 2 and {c.params["orders"] for c in smoke} == {200}
+    full = cells("full")
+    assert max(c.params["clients"] for c in full) == 10_000
+    assert max(c.params["orders"] for c in full) == 100_000
+    # A cell never has fewer orders than clients.
+    assert all(c.params["orders"] >= c.params["clients"] for c in full)
+
+
+def test_tls_dir_and_latency_profiles_reach_the_cells():
+    some = cells("quick", tls_dir="/certs", latency_profiles=["none", "lan"])
+    assert {c.params["latency_profile"] for c in some} == {"none", "lan"}
+    # A delayed profile runs its own sizes; the client starts the proxy with the profile.
+    lan = [c for c in some if c.params["latency_profile"] == "lan"]
+    assert {c.params["clients"] for c in lan} == {10, 100}
+    assert all(c.load.client_options["latency_profile"] == "lan" for c in lan)
+    assert all(
+        c.server.options["tls_dir"] == "/certs" == c.load.client_options["tls_dir"] for c in some
+    )
+    assert any(c.cell_id.endswith("-lan-r1") for c in some)
+
+
+def test_netns_cells_are_named_for_their_topology():
+    # Where the server runs is the runner's business (perflab.agent on the servers host);
+    # the cells only carry the topology, so localhost and netns rows sit apart in the data.
+    for cell in cells("smoke", topology="netns"):
+        assert cell.scenario.startswith("netns_") and cell.params["topology"] == "netns"
+        assert cell.server.host == "127.0.0.1" and cell.server.port == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"modes": ["unary", "oneway"]}, "perflab_matrix_orders.modes"),
+        ({"security": ["ssl"]}, "perflab_matrix_orders.security"),
+        ({"clients": [0]}, "perflab_matrix_orders.clients"),
+        ({"orders": [5], "clients": [10]}, "perflab_matrix_orders.orders"),
+        ({"workers": 0}, "perflab_matrix_orders.workers"),
+        ({"warmup": -1}, "perflab_matrix_orders.warmup"),
+        ({"latency_profiles": ["moon"]}, "perflab_matrix_orders.latency_profiles"),
+        ({"server": {"name": "x", "impl": "python/nope"}}, "perflab_matrix_orders.server"),
+        ({"timeout_s": 0}, "perflab_matrix_orders.timeout_s"),
+        ({"delayed_orders": [1], "delayed_clients": [10]}, "perflab_matrix_orders.delayed_orders"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_key(changes, key):
+    with pytest.raises(MatrixError, match=key.replace(".", r"\.")):
+        cells("quick", **changes)
+
+
+def rows(values: dict[tuple[str, str, int], dict[str, float]]) -> pd.DataFrame:
+    """A load()-shaped frame: (mode, security, clients) -> {metric: value}, one repeat."""
+    out = []
+    for (mode, security, clients), metrics in values.items():
+        for metric, value in metrics.items():
+            out.append(
+                {
+                    "run_id": "r",
+                    "study": "orders",
+                    "scenario": f"localhost_{mode}",
+                    "implementation": "grpcio_python",
+                    "client": "grpcio_python",
+                    "mode": mode,
+                    "security": security,
+                    "clients": clients,
+                    "orders": 1000,
+                    "workers": 10,
+                    "topology": "localhost",
+                    "latency_profile": "none",
+                    "repeat": 1,
+                    "metric": metric,
+                    "value": value,
+                    "unit": "us" if metric.startswith("rtt") else "s",
+                    "cell_id": f"{mode}-{security}-{clients}",
+                    "status": "ok",
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def test_claim_verdict_follows_the_numbers():
+    reference = load_reference(REFERENCE, "orders")
+    slow = rows(
+        {
+            ("unary", "plaintext", 1): {"elapsed_per_1000_orders": 0.25},
+            ("bidi", "plaintext", 1): {"elapsed_per_1000_orders": 0.6},
+        }
+    )
+    verdict = od.claim_verdict(od.summarize(slow), reference)
+    assert "holds here" in verdict and "2.40x to 2.40x" in verdict
+    fast = rows(
+        {
+            ("unary", "plaintext", 1): {"elapsed_per_1000_orders": 0.3},
+            ("bidi", "plaintext", 1): {"elapsed_per_1000_orders": 0.15},
+        }
+    )
+    verdict = od.claim_verdict(od.summarize(fast), reference)
+    assert "does not hold" in verdict and "0.50x" in verdict
+    only_unary = rows({("unary", "plaintext", 1): {"elapsed_per_1000_orders": 0.3}})
+    assert "not checked" in od.claim_verdict(od.summarize(only_unary), reference)
+
+
+def test_server_cpu_per_order_and_tls_cost():
+    frame = rows(
+        {
+            ("unary", "plaintext", 10): {
+                "server_cpu_seconds": 0.2,
+                "orders_ok": 1000,
+                "rtt_p50": 100.0,
+                "orders_per_s": 4000.0,
+            },
+            ("unary", "tls", 10): {
+                "server_cpu_seconds": 0.3,
+                "orders_ok": 1000,
+                "rtt_p50": 150.0,
+                "orders_per_s": 2000.0,
+            },
+        }
+    )
+    summary = od.summarize(frame)
+    cpu = summary[summary["metric"] == "server_cpu_us_per_order"].set_index("security")
+    assert cpu.loc["plaintext", "median"] == pytest.approx(200.0)
+    assert cpu.loc["tls", "median"] == pytest.approx(300.0)
+    cost = od.tls_cost(summary).set_index("metric")["tls / plaintext"]
+    assert cost["rtt_p50"] == pytest.approx(1.5) and cost["orders_per_s"] == pytest.approx(0.5)
+
+
+def test_failed_cells_and_other_studies_are_left_out():
+    frame = rows({("unary", "plaintext", 1): {"elapsed_per_1000_orders": 0.25}})
+    failed = frame.assign(status="failed", metric="failed", value=1.0)
+    other = frame.assign(study="hello")
+    assert len(od.study_rows(pd.concat([frame, failed, other]))) == len(frame)
+
+
+def test_published_runs_are_per_1000_orders():
+    runs = od.published_runs(load_reference(REFERENCE, "orders")).set_index(
+        ["scenario", "clients", "orders"]
+    )
+    assert runs.loc[("localhost_unary", 1000, 100000), "per_1000_orders_s"] == pytest.approx(
+        0.275429
+    )
+    assert runs.loc[("localhost_bidi", 10000, 1000), "runs"] == 13
+    # The 100 000-client log counts once, at the furthest point the seed showed.
+    assert runs.loc[("localhost_unary", 100000, 10000), "elapsed_s"] == pytest.approx(2.6195)
+    assert od.published_claims(load_reference(REFERENCE, "orders")) == {
+        "unary": 0.25,
+        "bidi": 0.6,
+        "claim_slowdown_vs_unary": 2.0,
+    }
+
+
+def test_fixture_run_is_a_real_smoke_run_with_every_order_answered():
+    frame = load(FIXTURE)
+    assert set(frame["study"]) == {"orders"} and "failed" not in set(frame["metric"])
+    ok = frame[frame["metric"] == "orders_ok"]
+    assert (ok["value"] == ok["orders"]).all()
+    assert (frame[frame["metric"] == "stamp_violations"]["value"] == 0).all()
+    cdfs = od.load_cdfs(FIXTURE)
+    assert set(cdfs["latency"]) == {"rtt", "oneway_request", "oneway_reply"}
+    assert set(cdfs["mode"]) == {"unary", "bidi"} and set(cdfs["security"]) == {"plaintext", "tls"}
+    client = json.loads(next(FIXTURE.glob("orders/*/client.json")).read_text())
+    assert client["errors"] == {}
+
+
+@pytest.mark.slow
+def test_notebook_executes_on_the_fixture_run(tmp_path):
+    params = {"run_dir": str(FIXTURE), "reference_dir": str(REFERENCE), "out_dir": str(tmp_path)}
+    html = render(REPO / "notebooks" / "orders.ipynb", tmp_path, params, "orders")
+    page = html.read_text()
+    verdict = od.claim_verdict(od.summarize(load(FIXTURE)), load_reference(REFERENCE, "orders"))
+    assert verdict.split(":")[0] in page
+    assert "Traceback" not in page
+    for figure in (
+        "orders_cdf_rtt_plaintext",
+        "orders_rtt_p50_vs_clients",
+        "orders_published_per_1000",
+    ):
+        assert (tmp_path / "figures" / f"{figure}.png").is_file()
+
+
+def test_proxy_overhead_is_through_the_proxy_minus_direct():
+    direct = rows({("unary", "plaintext", 1): {"rtt_p50": 300.0, "rtt_p99": 900.0}})
+    proxied = direct.assign(latency_profile="proxy_0ms", value=direct["value"] + 150.0)
+    table = od.proxy_overhead(od.summarize(pd.concat([direct, proxied]))).set_index("metric")
+    assert table.loc["rtt_p50", "added by the proxy (us)"] == pytest.approx(150.0)
+    assert table.loc["rtt_p99", "direct (us)"] == pytest.approx(900.0)
+    assert od.proxy_overhead(od.summarize(direct)).empty
+
+
+def test_claim_verdict_says_what_server_cpu_per_order_shows():
+    reference = load_reference(REFERENCE, "orders")
+    cheap_stream = rows(
+        {
+            ("unary", "plaintext", 1): {
+                "elapsed_per_1000_orders": 0.3,
+                "server_cpu_seconds": 0.2,
+                "orders_ok": 1000,
+            },
+            ("bidi", "plaintext", 1): {
+                "elapsed_per_1000_orders": 0.2,
+                "server_cpu_seconds": 0.1,
+                "orders_ok": 1000,
+            },
+        }
+    )
+    verdict = od.claim_verdict(od.summarize(cheap_stream), reference)
+    assert "100 us of CPU per order in a lock-step stream and 200 us per unary call" in verdict
+    assert "skips the per-call work" in verdict
+    same = cheap_stream.copy()
+    same.loc[same["metric"] == "server_cpu_seconds", "value"] = 0.2
+    assert "does not explain" in od.claim_verdict(od.summarize(same), reference)
