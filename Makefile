@@ -53,7 +53,9 @@ report: venv
 	@test -n "$(RUN)" || { echo "usage: make report RUN=data/<run_id>"; exit 2; }
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
 
+# The namespaces share this machine's prefix: it is set up here first, then made reachable.
 netns-up: venv
+	$(BIN)/ansible-playbook -i inventory/localhost.yml $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME)) playbooks/setup.yml
 	$(BIN)/ansible-playbook -i inventory/netns.yml $(if $(PERFLAB_HOME),-e perflab_home=$(PERFLAB_HOME)) playbooks/netns_up.yml
 
 netns-down: venv
