@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import socket
 import subprocess
 import time
@@ -83,6 +84,8 @@ class LatencyProxy:
             [str(binary), "-host", host, "-port", str(api_port)],
             stdout=log,
             stderr=subprocess.STDOUT,
+            # Its default level logs four lines per connection; 1 000 clients fill megabytes.
+            env={**os.environ, "LOG_LEVEL": "info"},
         )
         proxy = cls(
             proc, f"http://{host}:{api_port}", f"{host}:{listen_port}", upstream, one_way_ms, None

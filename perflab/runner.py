@@ -25,7 +25,7 @@ import psutil
 
 from perflab.agent import AgentError, RemoteServer
 from perflab.cell import CellRecord, CellSpec
-from perflab.ghz import ghz_argv, ghz_binary
+from perflab.ghz import ghz_argv, ghz_binary, thin_details
 from perflab.impls import HostPaths, command_argv, discover
 from perflab.parsers import ghz_error_messages, parse_ghz
 from perflab.proxy import LatencyProxy, ProxyError
@@ -339,9 +339,11 @@ class CellRunner:
             sampler.stop()
             if isinstance(server, RemoteServer):
                 server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
-            for raw in ("ghz.json",):
-                if (work / raw).is_file():
-                    gzip_file(work / raw)
+            if (work / "ghz.json").is_file():
+                note = thin_details(work / "ghz.json")
+                if note:
+                    record.notes.append(note)
+                gzip_file(work / "ghz.json")
             record.end = now_iso()
         return record
 

@@ -53,7 +53,11 @@ def leftovers() -> list[str]:
 def topology():
     """Up before, down after, whatever the test did in between."""
     if leftovers():
-        pytest.fail(f"a netns topology exists already: {leftovers()}")
+        # An interrupted run (or `make run TOPOLOGY=netns` without `make netns-down`)
+        # leaves this project's own topology up; taking it down is what a user would do.
+        down = ansible("-i", "inventory/netns.yml", "playbooks/netns_down.yml", timeout=120)
+        assert down.returncode == 0, down.stdout[-3000:] + down.stderr
+        assert leftovers() == [], "netns_down.yml could not clear an earlier topology"
     up = ansible("-i", "inventory/netns.yml", "playbooks/netns_up.yml", timeout=300)
     try:
         yield up

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import perflab
+from perflab.ghz import thin_details
 from perflab.parsers import (
     MalformedRawFile,
     parse_ghz,
@@ -36,6 +37,19 @@ def test_ghz_real_report():
     )
     assert metrics["latency_p50"] == (raw["latencyDistribution"][2]["latency"] / 1e6, "ms")
     assert metrics["latency_p99"][0] > metrics["latency_p50"][0]
+
+
+def test_thinned_ghz_report_keeps_its_figures_and_says_what_it_dropped(tmp_path):
+    path = tmp_path / "ghz.json"
+    path.write_bytes(gzip.decompress((DATA / "ghz_real.json.gz").read_bytes()))
+    before = as_dict(parse_ghz(path.read_text(), path))
+    note = thin_details(path, keep=1000)
+    thinned = json.loads(path.read_text())
+    assert thinned["perflabDetailsThinned"] == {"of": 6664, "kept": 952, "every": 7}
+    assert len(thinned["details"]) == 952 and "every 7th of 6664" in note
+    assert as_dict(parse_ghz(path.read_text(), path)) == before
+    # A report already small enough is left as ghz wrote it.
+    assert thin_details(path, keep=1000) == "" and json.loads(path.read_text()) == thinned
 
 
 def test_ghz_errors_are_counted_by_status_and_not_taken_for_throughput():
