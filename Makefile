@@ -12,6 +12,9 @@ RUN_ID     ?=
 RUN        ?=
 # A subset of the studies, space-separated (default: all of perflab_studies in studies.yml).
 STUDIES    ?=
+# Extra variables for the run as one YAML/JSON mapping, e.g. a profile override:
+#   VARS='{"perflab_profiles_orders": {"quick": {"latency_profiles": [none, lan]}}}'
+VARS       ?=
 STUDIES_JSON = [$(subst $(space),$(comma),$(patsubst %,"%",$(strip $(STUDIES))))]
 space := $(subst ,, )
 comma := ,
@@ -47,7 +50,7 @@ setup: venv
 
 # The netns topology's two simulated hosts are made first (a no-op when they exist).
 run: venv $(if $(filter netns,$(TOPOLOGY)),netns-up)
-	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID)) $(if $(STUDIES),-e '{"perflab_studies": $(STUDIES_JSON)}')
+	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID)) $(if $(STUDIES),-e '{"perflab_studies": $(STUDIES_JSON)}') $(if $(VARS),-e '$(VARS)')
 
 report: venv
 	@test -n "$(RUN)" || { echo "usage: make report RUN=data/<run_id>"; exit 2; }

@@ -3,10 +3,13 @@
 On localhost the runner starts each server itself. When servers have their own host
 (the netns topology's `perflab-server` namespace, or an EC2 instance), the runner on
 the client host asks this agent, over HTTP on the servers' own network, to start the
-cell's server with its implementation, options and CPUs, and gets its port back. At the
-end it asks the agent to stop the server and receives the server's log and resource
-samples, which land in the cell folder exactly as a local server's would: the data
-contract does not know which topology produced it.
+cell's server with its implementation, options and CPUs, and gets its port back. What
+the server itself calls lives beside it, so the agent also starts the cell's dependencies
+when they are down (aws_io's S3 and MongoDB, perflab.services) and their latency proxies,
+and samples them. At the end it asks the agent to stop the server and receives the
+server's log, the proxies' logs and the resource samples, which land in the cell folder
+exactly as a local server's would: the data contract does not know which topology
+produced it.
 
     python -m perflab agent --listen 10.77.0.1 --port 7070 --home ~/.perflab --src ~/.perflab/src
 
@@ -25,7 +28,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,11 +53,18 @@ class Running:
     work: Path
     argv: list[str]
     started_wall: float
+    # The server's dependencies (name: pid) and latency proxies, started for it here.
+    dependencies: dict[str, int] = field(default_factory=dict)
+    proxies: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class Agent:
-    def __init__(self, paths: HostPaths) -> None:
+    def __init__(self, paths: HostPaths, services_home: Path | None = None) -> None:
         self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
+        # Where perflab.services keeps this host's S3/MongoDB definitions and pid files;
+        # netns hosts share the machine's disk, so each has its own (roles/s3_versitygw).
+        self.services_home = (services_home or self.paths.home).expanduser()
         self.impls = discover(self.paths.src / "servers")
         self.running: Running | None = None
         self.lock = threading.Lock()
@@ -68,6 +78,8 @@ class Agent:
             free_port,
             local_env,
             pinned,
+            start_dependencies,
+            start_proxies,
         )
 
         spec = CellSpec.from_dict(request["spec"])
@@ -82,36 +94,43 @@ class Agent:
                 check_memory(spec.server.memory_bytes)
             except CellFailed as exc:
                 raise AgentError(str(exc)) from exc
-            port = spec.server.port or free_port(spec.server.host)
-            argv = command_argv(
-                self.impls[spec.server.impl],
-                self.paths,
-                spec.server.options,
-                host=spec.server.host,
-                port=str(port),
-            )
             work = Path(tempfile.mkdtemp(prefix="perflab-agent-"))
             sampler = ResourceSampler(work / "resources.csv")
             started_wall = time.time()
             sampler.start()
-            env = {**local_env(self.paths), **spec.server.env}
-            server = ServerProcess.start(
-                pinned(argv, pinning.server_cpus, pinning), env, work / "server.log"
-            )
-            sampler.watch("server", server.proc.pid)
-            self.running = Running(server, sampler, work, argv, started_wall)
+            running = Running(None, sampler, work, [], started_wall)
+            self.running = running
             try:
-                server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
+                # The server's own S3, MongoDB and latency proxies live beside it, on this host.
+                running.dependencies, running.notes = start_dependencies(
+                    self.services_home, spec.dependencies, sampler
+                )
+                running.proxies = start_proxies(self.paths.bin / "toxiproxy-server", spec, work)
+                port = spec.server.port or free_port(spec.server.host)
+                running.argv = command_argv(
+                    self.impls[spec.server.impl],
+                    self.paths,
+                    spec.server.options,
+                    host=spec.server.host,
+                    port=str(port),
+                )
+                env = {**local_env(self.paths), **spec.server.env}
+                running.server = ServerProcess.start(
+                    pinned(running.argv, pinning.server_cpus, pinning), env, work / "server.log"
+                )
+                sampler.watch("server", running.server.proc.pid)
+                running.server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
             except CellFailed as exc:
                 self._stop_locked()
                 raise AgentError(str(exc)) from exc
-            return {"port": port, "pid": server.proc.pid, "argv": argv}
+            return {"port": port, "pid": running.server.proc.pid, "argv": running.argv}
 
     def status(self) -> dict[str, Any]:
         with self.lock:
             if self.running is None:
                 return {"running": False, "exit_code": None}
-            return {"running": True, "exit_code": self.running.server.proc.poll()}
+            server = self.running.server
+            return {"running": True, "exit_code": server.proc.poll() if server else None}
 
     def stop(self) -> dict[str, Any]:
         with self.lock:
@@ -120,21 +139,40 @@ class Agent:
             return self._stop_locked()
 
     def _stop_locked(self) -> dict[str, Any]:
+        from perflab.runner import process_alive
+
         running, self.running = self.running, None
         assert running is not None
-        exit_code = running.server.proc.poll()
-        note = running.server.stop()
+        server = running.server
+        exit_code = server.proc.poll() if server is not None else None
+        note = server.stop() if server is not None else ""
+        for proxy in running.proxies:
+            proxy.stop()
         running.sampler.stop()
+        files = {
+            path.name: path.read_text(errors="replace")
+            for path in running.work.iterdir()
+            if path.name == "proxies.json" or path.name.startswith("proxy-")
+        }
         result = {
             "exit_code": exit_code,
             "note": note,
-            "server_log": (running.work / "server.log").read_text(errors="replace"),
+            "notes": running.notes,
+            "dependencies_died": [
+                name for name, pid in running.dependencies.items() if not process_alive(pid)
+            ],
+            "server_log": read_or_empty(running.work / "server.log"),
             "resources_csv": (running.work / "resources.csv").read_text(),
+            "files": files,
             "started_wall": running.started_wall,
             "argv": running.argv,
         }
         shutil.rmtree(running.work, ignore_errors=True)
         return result
+
+
+def read_or_empty(path: Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() else ""
 
 
 def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
@@ -179,8 +217,8 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(paths: HostPaths, listen: str, port: int) -> None:
-    agent = Agent(paths)
+def serve(paths: HostPaths, listen: str, port: int, services_home: Path | None = None) -> None:
+    agent = Agent(paths, services_home)
     httpd = ThreadingHTTPServer((listen, port), handler_for(agent))
     print("READY", flush=True)
     try:
@@ -241,7 +279,15 @@ class RemoteServer:
         """Stops the server and keeps its log; returns a note as ServerProcess.stop does."""
         self.result = call(self.url, "/stop", {})
         self.log_path.write_text(self.result["server_log"])
+        for name, text in self.result.get("files", {}).items():
+            (self.log_path.parent / Path(name).name).write_text(text)
         return self.result["note"]
+
+    def dependencies_died(self) -> list[str]:
+        return list(self.result.get("dependencies_died", [])) if self.result else []
+
+    def notes(self) -> list[str]:
+        return list(self.result.get("notes", [])) if self.result else []
 
     def merge_samples(self, resources: Path, phases: list[tuple[float, str]], t0: float) -> None:
         """Appends the agent's server samples to the cell's resources.csv.

@@ -56,7 +56,8 @@ def cmd_cell(args: argparse.Namespace) -> int:
 def cmd_agent(args: argparse.Namespace) -> int:
     from perflab.agent import serve
 
-    serve(host_paths(args), args.listen, args.port)
+    services_home = Path(args.services_home).expanduser() if args.services_home else None
+    serve(host_paths(args), args.listen, args.port, services_home)
     return 0
 
 
@@ -139,6 +140,11 @@ def parser() -> argparse.ArgumentParser:
     host_args(agent)
     agent.add_argument("--listen", required=True, help="address to serve on (the servers' net)")
     agent.add_argument("--port", type=int, required=True)
+    agent.add_argument(
+        "--services-home",
+        default="",
+        help="home of this host's perflab.services definitions (default: --home)",
+    )
     agent.set_defaults(func=cmd_agent)
 
     matrix = sub.add_parser("matrix", help="validate and expand a study's matrix into cells")

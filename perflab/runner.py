@@ -231,6 +231,56 @@ def gzip_file(path: Path) -> None:
     path.unlink()
 
 
+def start_dependencies(
+    services_home: Path, names: list[str], sampler: ResourceSampler
+) -> tuple[dict[str, int], list[str]]:
+    """Each named service's pid, started first when it is down (a note says so), sampled."""
+    from perflab.services import ServiceError, ensure
+
+    pids: dict[str, int] = {}
+    notes: list[str] = []
+    for name in names:
+        try:
+            pid, note = ensure(services_home, name)
+        except ServiceError as exc:
+            raise CellFailed(f"refused before start: {exc}") from exc
+        if note:
+            notes.append(note)
+        sampler.watch(f"dependency_{name}", pid)
+        pids[name] = pid
+    return pids, notes
+
+
+def start_proxies(binary: Path, spec: CellSpec, work: Path) -> list[LatencyProxy]:
+    """A Toxiproxy per latency_proxies entry; the server is pointed at each one.
+
+    Its log and proxies.json (what each proxy applied) are written into work.
+    """
+    proxies: list[LatencyProxy] = []
+    for entry in spec.latency_proxies:
+        option = str(entry["option"])
+        try:
+            proxy = LatencyProxy.start(
+                binary,
+                upstream=str(entry["upstream"]),
+                one_way_ms=entry.get("one_way_ms"),
+                log_path=work / f"proxy-{option}.log",
+            )
+        except ProxyError as exc:
+            for started in proxies:
+                started.stop()
+            raise CellFailed(f"latency proxy for {option}: {exc}") from exc
+        proxies.append(proxy)
+        spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
+    if proxies:
+        described = {
+            str(e["option"]): p.describe()
+            for e, p in zip(spec.latency_proxies, proxies, strict=True)
+        }
+        (work / "proxies.json").write_text(json.dumps(described, indent=2))
+    return proxies
+
+
 def local_env(paths: HostPaths) -> dict[str, str]:
     """Servers and clients import generated code from the host prefix."""
     return {
@@ -326,6 +376,9 @@ class CellRunner:
                 record.status = "failed"
                 record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
             died = [name for name, pid in dependencies.items() if not process_alive(pid)]
+            if isinstance(server, RemoteServer):
+                died += server.dependencies_died()
+                record.notes.extend(server.notes())
             if died:
                 # The calls' errors are the dependency's doing: the cell is not a measurement.
                 record.status = "failed"
@@ -361,50 +414,18 @@ class CellRunner:
     def _start_dependencies(
         self, spec: CellSpec, sampler: ResourceSampler, record: CellRecord
     ) -> dict[str, int]:
-        """Each dependency's pid, started first when it is down (the note says so)."""
-        if not spec.dependencies:
-            return {}
+        """Each dependency's pid; a remote server's dependencies are its agent's to start."""
         if self.server_agent:
-            raise CellFailed("cells with dependencies run on localhost only (no remote services)")
-        from perflab.services import ServiceError, ensure
-
-        pids = {}
-        for name in spec.dependencies:
-            try:
-                pid, note = ensure(self.paths.home, name)
-            except ServiceError as exc:
-                raise CellFailed(f"refused before start: {exc}") from exc
-            if note:
-                record.notes.append(note)
-            sampler.watch(f"dependency_{name}", pid)
-            pids[name] = pid
+            return {}
+        pids, notes = start_dependencies(self.paths.home, spec.dependencies, sampler)
+        record.notes.extend(notes)
         return pids
 
     def _start_proxies(self, spec: CellSpec, work: Path) -> list[LatencyProxy]:
-        """A Toxiproxy per latency_proxies entry; the server is pointed at each one."""
-        proxies: list[LatencyProxy] = []
-        for entry in spec.latency_proxies:
-            option = str(entry["option"])
-            try:
-                proxy = LatencyProxy.start(
-                    self.paths.bin / "toxiproxy-server",
-                    upstream=str(entry["upstream"]),
-                    one_way_ms=entry.get("one_way_ms"),
-                    log_path=work / f"proxy-{option}.log",
-                )
-            except ProxyError as exc:
-                for started in proxies:
-                    started.stop()
-                raise CellFailed(f"latency proxy for {option}: {exc}") from exc
-            proxies.append(proxy)
-            spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
-        if proxies:
-            described = {
-                str(e["option"]): p.describe()
-                for e, p in zip(spec.latency_proxies, proxies, strict=True)
-            }
-            (work / "proxies.json").write_text(json.dumps(described, indent=2))
-        return proxies
+        """A remote server's proxies sit on its own host: its agent starts them."""
+        if self.server_agent:
+            return []
+        return start_proxies(self.paths.bin / "toxiproxy-server", spec, work)
 
     def _start_server(
         self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,42 +15,9 @@ import yaml
 import perflab
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.runner import CellRunner, free_port, port_open
-from tests.conftest import GROUP_VARS, REPO, study_vars
+from tests.conftest import GROUP_VARS, study_vars
 
 GHZ_VERSION = study_vars("calibration")[0]["ghz_versions"][0]
-
-
-@pytest.fixture
-def agent_url(host_paths, tmp_path) -> Iterator[str]:
-    port = free_port("127.0.0.1")
-    log = (tmp_path / "agent.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "perflab",
-            "agent",
-            "--listen",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--home",
-            str(host_paths.home),
-            "--src",
-            str(REPO),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        cwd=REPO,
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
 
 
 def hello_spec(impl: str = "cpp/hello") -> CellSpec:

@@ -4,6 +4,7 @@ is unreachable, and a dependency killed in the middle of a real ghz cell."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -332,3 +333,38 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
     rows = load(tmp_path / "latency").set_index("metric")["value"]
     assert rows["latency_fastest"] >= 40.0
     assert rows["errors"] == 0
+
+
+def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(
+    deps, agent_url, tmp_path
+):
+    """Multi-host topologies: S3, MongoDB and their latency proxies sit beside the server,
+    so the server's agent starts and samples them, and the cell folder shows it all."""
+    from perflab.matrix import expand
+
+    matrix, profiles = study_vars("aws_io")
+    matrix.update(
+        run_implementations=["grpcio_sync_w1"],
+        scenarios=["list_save"],
+        latency_profiles=["region"],
+        concurrency=[2],
+    )
+    (spec,) = expand("remote", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    spec.load.ghz_version = GHZ_VERSION
+    runner = CellRunner(deps, tmp_path, server_agent=agent_url, server_host="127.0.0.1")
+    record = runner.run(spec)
+    assert record is not None and record.status == "ok", record.error
+    folder = tmp_path / "remote" / "aws_io" / spec.cell_id
+    proxies = json.loads((folder / "proxies.json").read_text())
+    assert {name: p["applied_ms"] for name, p in proxies.items()} == {
+        "s3_endpoint": 10,
+        "mongo_uri": 10,
+    }
+    assert (folder / "proxy-s3_endpoint.log").is_file()
+    argv = json.loads((folder / "server.argv.json").read_text())
+    assert f"http://{proxies['s3_endpoint']['listen']}" in argv
+    with (folder / "resources.csv").open() as handle:
+        measured = {row["role"] for row in csv.DictReader(handle) if row["phase"] == "measure"}
+    assert {"server", "dependency_s3", "dependency_mongo"} <= measured
+    rows = load(tmp_path / "remote").set_index("metric")["value"]
+    assert rows["latency_fastest"] >= 40.0 and rows["errors"] == 0

@@ -9,6 +9,7 @@ playbook creates; every ssh goes to those addresses, never elsewhere.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,19 +32,18 @@ def run(*argv: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 
 
-def live_topology_sshds() -> list[str]:
-    """sshd processes (not zombies) running a config of this topology."""
+def live_topology_processes() -> list[str]:
+    """Processes (not zombies) of this topology: its sshds and the services run inside it,
+    whose configs and data live under ~/.perflab/netns/perflab-*."""
     lines = run("ps", "-eo", "stat=,args=").splitlines()
-    return [
-        ln for ln in lines if "netns/perflab-" in ln and "sshd" in ln and not ln.startswith("Z")
-    ]
+    return [ln for ln in lines if "netns/perflab-" in ln and not ln.startswith("Z")]
 
 
 def leftovers() -> list[str]:
     found = [ns for ns in NAMESPACES if ns in run("ip", "netns", "list")]
     links = run("ip", "-o", "link", "show")
     found += [link for link in LINKS if f" {link}@" in links or f" {link}:" in links]
-    found += live_topology_sshds()
+    found += live_topology_processes()
     if (HOME / "netns").exists():
         found.append(str(HOME / "netns"))
     return found
@@ -120,6 +120,51 @@ def test_up_reaches_both_hosts_over_ssh_through_checked_veths(topology):
     assert wrong.returncode != 0
     assert "refusing to connect: root namespace routes 10.77.0.1" in wrong.stdout
     assert "Check that Ansible logs in" not in wrong.stdout
+
+
+def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(topology, tmp_path):
+    """The study playbooks on the netns topology (smoke): every server started by the agent
+    in perflab-server, aws_io's S3 and MongoDB running in that namespace too."""
+    up = topology
+    assert up.returncode == 0, up.stdout[-4000:] + up.stderr
+    run_id = "netns-smoke"
+    try:
+        result = ansible(
+            "-i",
+            "inventory/netns.yml",
+            "playbooks/orders.yml",
+            "playbooks/aws_io.yml",
+            "playbooks/collect.yml",
+            "-e",
+            "perflab_profile=smoke",
+            "-e",
+            f"perflab_run_id={run_id}",
+            "-e",
+            f"perflab_data_dir={tmp_path}",
+            "-e",
+            '{"perflab_studies": ["orders", "aws_io"]}',
+            timeout=900,
+        )
+    finally:
+        # The client namespace wrote its cells under the shared prefix; collect copied them.
+        shutil.rmtree(HOME / "runs" / run_id, ignore_errors=True)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+    # The services the agent sampled run in the server's namespace, not the machine's.
+    services = HOME / "netns" / "perflab-server" / "services"
+    for name in ("s3", "mongo"):
+        pid = (services / f"{name}.pid").read_text().strip()
+        assert run("ip", "netns", "identify", pid).strip() == "perflab-server"
+    import json
+
+    run_dir = tmp_path / run_id
+    for study in ("orders", "aws_io"):
+        cells = [json.loads(p.read_text()) for p in (run_dir / study).glob("*/cell.json")]
+        assert cells, f"no {study} cell in {run_dir}"
+        for cell in cells:
+            assert cell["status"] in ("ok", "bound"), cell["error"]
+            assert cell["hosts"]["server"] == "10.77.0.1"  # across the data veth
+    resources = (next((run_dir / "aws_io").glob("*list_save*")) / "resources.csv").read_text()
+    assert "dependency_s3" in resources and "dependency_mongo" in resources
 
 
 def assert_orders_cross_the_veth() -> None:
