@@ -28,17 +28,17 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from pymongo.errors import PyMongoError
 
+# The helpers both aws_io servers share live beside them (like the pyclients' harness).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aws_io_common"))
+from objects_common import (  # noqa: E402
+    COLLECTION_PREFIX,
+    apply_env_file,
+    stale,
+    to_info,
+)
+
 # Failures of a dependency are the dependency's, not the server's: say which one, as UNAVAILABLE.
 DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (BotoCoreError, ClientError, PyMongoError)
-
-
-def apply_env_file(path: str) -> None:
-    """Credentials from a 0600 file the roles wrote; variables already set win (real AWS)."""
-    if path and Path(path).is_file():
-        for line in Path(path).read_text().splitlines():
-            key, sep, value = line.partition("=")
-            if sep and not key.startswith("#"):
-                os.environ.setdefault(key.strip(), value.strip())
 
 
 class Stats:
@@ -60,36 +60,6 @@ class Stats:
             return "STATS " + json.dumps(
                 {"calls": self.calls, "messages_sent": self.messages, "errors": self.errors}
             )
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def stale(names: list[str]) -> list[str]:
-    """Collections of server processes that are gone (killed before they could drop theirs)."""
-    return [
-        name
-        for name in names
-        if name.startswith("objects_")
-        and name.removeprefix("objects_").isdigit()
-        and not pid_alive(int(name.removeprefix("objects_")))
-    ]
-
-
-def to_info(obj: dict[str, Any]) -> objects_pb2.ObjectInfo:
-    return objects_pb2.ObjectInfo(
-        key=obj["Key"],
-        size=obj["Size"],
-        etag=obj.get("ETag", "").strip('"'),
-        last_modified=obj["LastModified"].isoformat(),
-    )
 
 
 class Objects(objects_pb2_grpc.ObjectsServicer):
@@ -186,7 +156,7 @@ def main() -> None:
     except PyMongoError as exc:
         # Not fatal: calls that need MongoDB will say it is unavailable.
         print(f"could not look for stale collections: {exc}", file=sys.stderr)
-    collection = database[f"objects_{os.getpid()}"]
+    collection = database[f"{COLLECTION_PREFIX}{os.getpid()}"]
     stats = Stats()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
     objects_pb2_grpc.add_ObjectsServicer_to_server(

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -28,16 +29,16 @@ from grpclib.utils import graceful_exit
 from pymongo import AsyncMongoClient
 from pymongo.errors import PyMongoError
 
+# The helpers both aws_io servers share live beside them (like the pyclients' harness).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aws_io_common"))
+from objects_common import (  # noqa: E402
+    COLLECTION_PREFIX,
+    apply_env_file,
+    stale,
+    to_info,
+)
+
 DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (BotoCoreError, ClientError, PyMongoError)
-
-
-def apply_env_file(path: str) -> None:
-    """Credentials from a 0600 file the roles wrote; variables already set win (real AWS)."""
-    if path and Path(path).is_file():
-        for line in Path(path).read_text().splitlines():
-            key, sep, value = line.partition("=")
-            if sep and not key.startswith("#"):
-                os.environ.setdefault(key.strip(), value.strip())
 
 
 class Stats:
@@ -58,36 +59,6 @@ class Stats:
         return "STATS " + json.dumps(
             {"calls": self.calls, "messages_sent": self.messages, "errors": self.errors}
         )
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def stale(names: list[str]) -> list[str]:
-    """Collections of server processes that are gone (killed before they could drop theirs)."""
-    return [
-        name
-        for name in names
-        if name.startswith("objects_")
-        and name.removeprefix("objects_").isdigit()
-        and not pid_alive(int(name.removeprefix("objects_")))
-    ]
-
-
-def to_info(obj: dict[str, Any]) -> objects_pb2.ObjectInfo:
-    return objects_pb2.ObjectInfo(
-        key=obj["Key"],
-        size=obj["Size"],
-        etag=obj.get("ETag", "").strip('"'),
-        last_modified=obj["LastModified"].isoformat(),
-    )
 
 
 class Objects(objects_grpc.ObjectsBase):
@@ -194,7 +165,7 @@ async def serve(args: argparse.Namespace) -> None:
         except PyMongoError as exc:
             # Not fatal: calls that need MongoDB will say it is unavailable.
             print(f"could not look for stale collections: {exc}", flush=True)
-        collection = database[f"objects_{os.getpid()}"]
+        collection = database[f"{COLLECTION_PREFIX}{os.getpid()}"]
         server = Server([Objects(s3, args.bucket, collection, stats)])
         with graceful_exit([server]):
             await server.start(args.host, args.port)
