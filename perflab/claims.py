@@ -1,0 +1,177 @@
+"""The seeds' published conclusions as data (data/reference/claims.yml), validated on load.
+
+A claim compares two groups of cells of one study by the ratio of a metric
+(numerator / denominator), or states an error rate of one group. Which cells form a
+group is data (implementation, scenario, client, params); the verdict engine
+(perflab.verdicts) knows no study by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DIRECTIONS = ("greater", "less", "within")
+KINDS = ("ratio", "error_rate")
+TOPOLOGIES = ("localhost", "netns", "aws")
+SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
+REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
+OPTIONAL_KEYS = {
+    "published",
+    "denominator",
+    "pair_by",
+    "threshold",
+    "kind",
+    "topology",
+    "note",
+    "metric_note",
+}
+
+
+class ClaimsError(ValueError):
+    """A claims file entry that cannot be decided as written; the message names it."""
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Which cells form one side of a comparison; None matches any value."""
+
+    implementation: str | None = None
+    scenario: str | None = None
+    client: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = [
+            value
+            for value in (self.implementation, self.scenario, self.client)
+            if value is not None
+        ]
+        parts += [f"{key}={value}" for key, value in self.params.items()]
+        return ", ".join(parts) or "every cell"
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    seed: str
+    study: str
+    says: str
+    source: str
+    metric: str
+    numerator: Selector
+    direction: str
+    threshold: float
+    kind: str = "ratio"
+    denominator: Selector | None = None
+    pair_by: tuple[str, ...] = ()
+    published: float | None = None
+    topology: str = "localhost"
+    note: str = ""
+    metric_note: str = ""
+
+    def expectation(self) -> str:
+        """The claim's test in words, e.g. 'ratio > 1.0' or 'ratio within 10% of 1'."""
+        subject = "error rate" if self.kind == "error_rate" else "ratio"
+        if self.direction == "within":
+            return f"{subject} within {self.threshold:.0%} of 1"
+        sign = ">" if self.direction == "greater" else "<"
+        return f"{subject} {sign} {self.threshold:g}"
+
+
+def parse_selector(where: str, raw: Any) -> Selector:
+    if not isinstance(raw, dict):
+        raise ClaimsError(f"{where}: expected a mapping of {sorted(SELECTOR_KEYS)}")
+    unknown = set(raw) - SELECTOR_KEYS
+    if unknown:
+        raise ClaimsError(f"{where}: unknown key(s) {sorted(unknown)}")
+    params = raw.get("params") or {}
+    if not isinstance(params, dict):
+        raise ClaimsError(f"{where}.params: expected a mapping")
+    return Selector(
+        implementation=raw.get("implementation"),
+        scenario=raw.get("scenario"),
+        client=raw.get("client"),
+        params=dict(params),
+    )
+
+
+def parse_claim(index: int, raw: Any) -> Claim:
+    where = f"claims[{index}]"
+    if not isinstance(raw, dict):
+        raise ClaimsError(f"{where}: expected a mapping")
+    where = f"claims[{index}] ({raw.get('id', '?')})"
+    missing = REQUIRED_KEYS - set(raw)
+    if missing:
+        raise ClaimsError(f"{where}: missing {sorted(missing)}")
+    unknown = set(raw) - REQUIRED_KEYS - OPTIONAL_KEYS
+    if unknown:
+        raise ClaimsError(f"{where}: unknown key(s) {sorted(unknown)}")
+    kind = raw.get("kind", "ratio")
+    if kind not in KINDS:
+        raise ClaimsError(f"{where}.kind: {kind!r}; choose from {KINDS}")
+    direction = raw["direction"]
+    if direction not in DIRECTIONS:
+        raise ClaimsError(f"{where}.direction: {direction!r}; choose from {DIRECTIONS}")
+    threshold = raw.get("threshold", 0.1 if direction == "within" else 1.0)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or threshold <= 0:
+        # An error-rate threshold of 0 could never be refuted by a finite number of calls.
+        raise ClaimsError(f"{where}.threshold: {threshold!r} is not a positive number")
+    if kind == "ratio" and "denominator" not in raw:
+        raise ClaimsError(f"{where}: a ratio claim needs a denominator")
+    if kind == "error_rate" and "denominator" in raw:
+        raise ClaimsError(f"{where}: an error_rate claim has one group (numerator) only")
+    if kind == "error_rate" and direction == "within":
+        raise ClaimsError(f"{where}.direction: an error rate is greater or less than a rate")
+    topology = raw.get("topology", "localhost")
+    if topology not in TOPOLOGIES:
+        raise ClaimsError(f"{where}.topology: {topology!r}; choose from {TOPOLOGIES}")
+    published = raw.get("published")
+    if published is not None and not isinstance(published, int | float):
+        raise ClaimsError(f"{where}.published: {published!r} is not a number")
+    pair_by = raw.get("pair_by") or []
+    if not isinstance(pair_by, list) or not all(isinstance(p, str) for p in pair_by):
+        raise ClaimsError(f"{where}.pair_by: expected a list of parameter names")
+    return Claim(
+        id=str(raw["id"]),
+        seed=str(raw["seed"]),
+        study=str(raw["study"]),
+        says=str(raw["says"]).strip(),
+        source=str(raw["source"]),
+        metric=str(raw["metric"]),
+        numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
+        denominator=(
+            parse_selector(f"{where}.denominator", raw["denominator"])
+            if "denominator" in raw
+            else None
+        ),
+        direction=direction,
+        threshold=float(threshold),
+        kind=kind,
+        pair_by=tuple(pair_by),
+        published=None if published is None else float(published),
+        topology=topology,
+        note=str(raw.get("note", "")).strip(),
+        metric_note=str(raw.get("metric_note", "")).strip(),
+    )
+
+
+def load_claims(path: str | Path) -> list[Claim]:
+    """Every claim of a claims file, in file order; a malformed entry raises ClaimsError."""
+    import yaml
+
+    path = Path(path)
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ClaimsError(f"{path}: unreadable claims file ({exc})") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("claims"), list):
+        raise ClaimsError(f"{path}: expected a top-level 'claims:' list")
+    claims = [parse_claim(i, raw) for i, raw in enumerate(document["claims"])]
+    seen: set[str] = set()
+    for claim in claims:
+        if claim.id in seen:
+            raise ClaimsError(f"{path}: claim id {claim.id!r} appears twice")
+        seen.add(claim.id)
+    return claims

@@ -1,0 +1,387 @@
+"""A verdict per published claim and run: holds, does not hold, inconclusive, not measured.
+
+For each claim (perflab.claims) the engine picks the run's cells of both groups, per
+configuration named by `pair_by`, and computes the effect (ratio of the groups' medians,
+or an error rate) with an exact interval (perflab.intervals). A configuration is decided
+only when its interval has at least DECIDING_COVERAGE coverage and lies wholly on one
+side of the claim's threshold; the claim holds when every configuration holds, does not
+hold when one configuration decidedly does not, and is inconclusive otherwise. Nothing
+here knows a study: a study may add derived metrics through
+`perflab.studies.<id>.analysis.claim_frame(run_dir)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.claims import Claim, ClaimsError, Selector
+from perflab.intervals import Interval, clopper_pearson, ratio_interval
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+HOLDS = "holds"
+FAILS = "does not hold"
+INCONCLUSIVE = "inconclusive"
+NOT_MEASURED = "not measured"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
+# 3 vs 3 repeats give an exact 90% interval at most; fewer repeats cannot decide a ratio.
+DECIDING_COVERAGE = 0.90
+# The count of calls an error rate is taken over (ghz's `count`: successful and failed).
+CALLS_METRIC = "count"
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One configuration of a claim (one value of its pair_by parameters)."""
+
+    key: dict[str, Any]
+    effect: float
+    interval: Interval | None
+    verdict: str
+    reason: str
+    n_numerator: int
+    n_denominator: int
+    cell_ids: tuple[str, ...]
+
+    def where(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.key.items())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    verdict: str
+    reason: str
+    deciding: PairResult | None = None
+    pairs: tuple[PairResult, ...] = field(default_factory=tuple)
+
+    @property
+    def effect(self) -> float | None:
+        return None if self.deciding is None else self.deciding.effect
+
+    @property
+    def interval(self) -> Interval | None:
+        return None if self.deciding is None else self.deciding.interval
+
+    @property
+    def cell_ids(self) -> tuple[str, ...]:
+        return tuple(cell for pair in self.pairs for cell in pair.cell_ids)
+
+    def measured(self) -> str:
+        """The effect with its interval, e.g. '1.52x [1.31, 1.70] (90% exact ...)'."""
+        pair = self.deciding
+        if pair is None:
+            return "not measured"
+        value = format_effect(self.claim, pair.effect)
+        if pair.interval is None:
+            return f"{value} (no interval: {pair.n_numerator} vs {pair.n_denominator} repeats)"
+        low = format_effect(self.claim, pair.interval.low)
+        high = format_effect(self.claim, pair.interval.high)
+        return f"{value} [{low}, {high}] ({pair.interval.label()})"
+
+    def sentence(self) -> str:
+        """The verdict in one plain sentence, generated from the numbers."""
+        claim = self.claim
+        if self.deciding is None:
+            return f"Not measured: {self.reason}."
+        subject = describe_comparison(claim)
+        where = f" at {self.deciding.where()}" if self.deciding.key else ""
+        of = f" (the weakest of {len(self.pairs)} configurations)" if len(self.pairs) > 1 else ""
+        lead = self.verdict[0].upper() + self.verdict[1:]
+        return (
+            f"{lead}: {subject} is {self.measured()}{where}{of}; "
+            f"the claim needs {claim.expectation()}: {self.reason}."
+        )
+
+
+def format_effect(claim: Claim, value: float) -> str:
+    if claim.kind == "error_rate":
+        return f"{value:.2%}"
+    return f"{value:.2f}x"
+
+
+def describe_comparison(claim: Claim) -> str:
+    if claim.kind == "error_rate":
+        return f"the {claim.metric} rate of {claim.numerator.describe()}"
+    assert claim.denominator is not None
+    return f"{claim.metric} of {claim.numerator.describe()} over {claim.denominator.describe()}"
+
+
+def decide(
+    interval: Interval | None,
+    direction: str,
+    threshold: float,
+    numerator_floor: bool = False,
+    denominator_floor: bool = False,
+) -> tuple[str, str]:
+    """Verdict and reason for one configuration.
+
+    `*_floor` says a side's cells were `bound`: their rate is only a lower bound, so the
+    true ratio may be higher (numerator) or lower (denominator) than measured, and only
+    the decision that such a shift cannot overturn is kept.
+    """
+    if interval is None:
+        return INCONCLUSIVE, "too few repeats for an interval"
+    if interval.coverage < DECIDING_COVERAGE:
+        return INCONCLUSIVE, (
+            f"the repeats give only a {interval.label()}, "
+            f"below the {DECIDING_COVERAGE:.0%} needed to decide"
+        )
+    if direction == "within":
+        band_low, band_high = 1 / (1 + threshold), 1 + threshold
+        if numerator_floor or denominator_floor:
+            return INCONCLUSIVE, "a side is bound by the load generator"
+        if band_low <= interval.low and interval.high <= band_high:
+            return HOLDS, "the whole interval lies inside the band"
+        if interval.high < band_low or interval.low > band_high:
+            return FAILS, "the whole interval lies outside the band"
+        return INCONCLUSIVE, "the interval straddles the band's edge"
+    above = interval.low > threshold
+    below = interval.high < threshold
+    # A floor on the numerator can only raise the true ratio, on the denominator only lower it.
+    if numerator_floor and below:
+        return INCONCLUSIVE, "below the threshold, but the numerator is a lower bound"
+    if denominator_floor and above:
+        return INCONCLUSIVE, "above the threshold, but the denominator is a lower bound"
+    if (direction == "greater" and above) or (direction == "less" and below):
+        return HOLDS, "the whole interval lies on the claimed side"
+    if (direction == "greater" and below) or (direction == "less" and above):
+        return FAILS, "the whole interval lies on the other side"
+    return INCONCLUSIVE, "the interval straddles the threshold"
+
+
+def normalized(value: Any) -> str:
+    """Parameters compare as text: YAML gives 50, pandas may hold 50 as Int64 or 50.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
+    mask = frame["metric"].notna()
+    for column in ("implementation", "scenario", "client"):
+        wanted = getattr(selector, column)
+        if wanted is not None:
+            mask &= frame[column].astype(str) == str(wanted)
+    for name, wanted in selector.params.items():
+        if name not in frame.columns:
+            return frame.iloc[0:0]
+        column = frame[name]
+        mask &= column.notna() & (column.map(normalized) == normalized(wanted))
+    return frame[mask]
+
+
+def values_by_pair(
+    claim: Claim, side: str, rows: pd.DataFrame
+) -> dict[tuple[str, ...], pd.DataFrame]:
+    """The side's rows per configuration; several cells of one repeat in one configuration
+    mean the selector is ambiguous, which is an error in the claims file."""
+    groups: dict[tuple[str, ...], pd.DataFrame] = {}
+    if claim.pair_by:
+        for key, part in rows.groupby(list(claim.pair_by), sort=True, dropna=True):
+            key = key if isinstance(key, tuple) else (key,)
+            groups[tuple(normalized(k) for k in key)] = part
+    elif not rows.empty:
+        groups[()] = rows
+    for part in groups.values():
+        repeats = part.groupby("repeat")["cell_id"].nunique()
+        if (repeats > 1).any():
+            raise ClaimsError(
+                f"claim {claim.id}: the {side} selects several configurations per repeat "
+                f"(cells {sorted(part['cell_id'].unique())[:4]}...): name the parameters "
+                "that tell them apart, or add them to pair_by"
+            )
+    return groups
+
+
+def judge_ratio(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
+    assert claim.denominator is not None
+    metric_rows = frame[(frame["metric"] == claim.metric) & (frame["status"] != "failed")]
+    numerators = values_by_pair(claim, "numerator", select(metric_rows, claim.numerator))
+    denominators = values_by_pair(claim, "denominator", select(metric_rows, claim.denominator))
+    results = []
+    for key in sorted(set(numerators) & set(denominators)):
+        num, den = numerators[key], denominators[key]
+        xs, ys = num["value"].astype(float).tolist(), den["value"].astype(float).tolist()
+        interval = ratio_interval(xs, ys)
+        verdict, reason = decide(
+            interval,
+            claim.direction,
+            claim.threshold,
+            numerator_floor=bool((num["status"] == "bound").any()),
+            denominator_floor=bool((den["status"] == "bound").any()),
+        )
+        effect = (
+            statistics.median(xs) / statistics.median(ys) if statistics.median(ys) > 0 else math.nan
+        )
+        results.append(
+            PairResult(
+                key=dict(zip(claim.pair_by, key, strict=True)),
+                effect=effect,
+                interval=interval,
+                verdict=verdict,
+                reason=reason,
+                n_numerator=len(xs),
+                n_denominator=len(ys),
+                cell_ids=tuple(sorted(num["cell_id"])) + tuple(sorted(den["cell_id"])),
+            )
+        )
+    return results
+
+
+def judge_error_rate(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
+    """Errors over calls of every selected cell, failed cells included: errors are data."""
+    rows = select(frame[frame["metric"].isin([claim.metric, CALLS_METRIC])], claim.numerator)
+    results = []
+    for key, part in values_by_pair(claim, "numerator", rows).items():
+        calls = part[part["metric"] == CALLS_METRIC]
+        # ghz writes an errors_<code> metric only for codes it saw: no row is zero errors.
+        errors = int(part.loc[part["metric"] == claim.metric, "value"].sum())
+        total = int(calls["value"].sum())
+        if total <= 0:
+            continue
+        interval = clopper_pearson(errors, total)
+        verdict, reason = decide(interval, claim.direction, claim.threshold)
+        results.append(
+            PairResult(
+                key=dict(zip(claim.pair_by, key, strict=True)),
+                effect=errors / total,
+                interval=interval,
+                verdict=verdict,
+                reason=f"{errors} of {total} calls; {reason}",
+                n_numerator=len(calls),
+                n_denominator=0,
+                cell_ids=tuple(sorted(part["cell_id"].unique())),
+            )
+        )
+    return results
+
+
+def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
+    """The configuration a verdict rests on: for 'holds' the one closest to the threshold."""
+    candidates = [pair for pair in pairs if pair.verdict == verdict]
+    if verdict != HOLDS or claim.direction == "within":
+        return candidates[0]
+
+    def margin(pair: PairResult) -> float:
+        assert pair.interval is not None
+        if claim.direction == "greater":
+            return pair.interval.low / claim.threshold
+        return claim.threshold / pair.interval.high
+
+    return min(candidates, key=margin)
+
+
+def judge(claim: Claim, frame: pd.DataFrame, topology: str = "localhost") -> Verdict:
+    """One claim against one run's tidy frame (perflab.load rows plus derived metrics)."""
+    if claim.topology != topology:
+        return Verdict(claim, NOT_MEASURED, f"it needs a {claim.topology} run, this is {topology}")
+    rows = frame[frame["study"] == claim.study]
+    if rows.empty:
+        return Verdict(claim, NOT_MEASURED, f"the run has no {claim.study} cells")
+    pairs = (
+        judge_error_rate(claim, rows) if claim.kind == "error_rate" else judge_ratio(claim, rows)
+    )
+    if not pairs:
+        return Verdict(
+            claim,
+            NOT_MEASURED,
+            f"the run's profile has no {claim.study} cells of {describe_comparison(claim)}",
+        )
+    verdicts = {pair.verdict for pair in pairs}
+    if FAILS in verdicts:
+        verdict = FAILS
+    elif verdicts == {HOLDS}:
+        verdict = HOLDS
+    else:
+        verdict = INCONCLUSIVE
+    deciding = weakest(pairs, verdict, claim)
+    return Verdict(claim, verdict, deciding.reason, deciding, tuple(pairs))
+
+
+def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
+    """perflab.load rows plus each study's derived metrics (its analysis.claim_frame)."""
+    import pandas as pd
+
+    from perflab.load import load
+
+    parts = [load(run_dir)]
+    for study in sorted(studies):
+        try:
+            analysis = importlib.import_module(f"perflab.studies.{study}.analysis")
+        except ModuleNotFoundError as exc:
+            if exc.name not in (f"perflab.studies.{study}", f"perflab.studies.{study}.analysis"):
+                raise
+            continue
+        hook = getattr(analysis, "claim_frame", None)
+        if hook is not None:
+            parts.append(hook(run_dir))
+    return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+
+
+def run_topology(run_dir: Path) -> str:
+    manifest = Path(run_dir) / "manifest.json"
+    if not manifest.is_file():
+        return "localhost"
+    return str(json.loads(manifest.read_text()).get("topology", "localhost"))
+
+
+def judge_run(run_dir: str | Path, claims: list[Claim]) -> list[Verdict]:
+    run_dir = Path(run_dir)
+    frame = claim_frame(run_dir, {claim.study for claim in claims})
+    topology = run_topology(run_dir)
+    return [judge(claim, frame, topology) for claim in claims]
+
+
+def verdict_table(verdicts: list[Verdict]) -> pd.DataFrame:
+    """One row per claim: what was published, what was measured, the verdict."""
+    import pandas as pd
+
+    rows = []
+    for item in verdicts:
+        claim = item.claim
+        rows.append(
+            {
+                "claim": claim.id,
+                "seed": claim.seed.split("_")[0],
+                "study": claim.study,
+                "the seed says": claim.says,
+                "test": claim.expectation(),
+                "published": (
+                    "" if claim.published is None else format_effect(claim, claim.published)
+                ),
+                "measured": item.measured(),
+                "verdict": item.verdict,
+                "why": item.reason,
+                "cells": len(item.cell_ids),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def compare_with_reference(current: list[Verdict], reference: list[Verdict]) -> pd.DataFrame:
+    """This run's verdicts beside the reference run's; `differs` flags every changed one."""
+    import pandas as pd
+
+    theirs = {item.claim.id: item for item in reference}
+    rows = []
+    for item in current:
+        other = theirs.get(item.claim.id)
+        rows.append(
+            {
+                "claim": item.claim.id,
+                "verdict": item.verdict,
+                "measured": item.measured(),
+                "reference verdict": other.verdict if other else NOT_MEASURED,
+                "reference measured": other.measured() if other else "not measured",
+                "differs": other is None or other.verdict != item.verdict,
+            }
+        )
+    return pd.DataFrame(rows)
