@@ -136,27 +136,69 @@ def git_sha(repo: Path) -> str:
     return f"{sha}-dirty" if dirty and sha != "unknown" else sha
 
 
+def cells_ran(run_dir: Path) -> dict[str, Any]:
+    """When the run's cells ran and from which code, read from the cells themselves.
+
+    The playbook invocation that writes the manifest may be a resume that only collected:
+    its own clock and checkout say nothing about when or with what the cells were measured.
+    """
+    starts, ends, revisions = [], [], set()
+    for path in sorted(run_dir.glob("*/*/cell.json")):
+        if path.parent.name.startswith("."):
+            continue
+        cell = json.loads(path.read_text())
+        if cell.get("start"):
+            starts.append(cell["start"])
+        if cell.get("end"):
+            ends.append(cell["end"])
+        if cell.get("code_revision"):
+            revisions.add(cell["code_revision"])
+    # ISO 8601 times in one zone sort as text.
+    return {
+        "first_cell_start": min(starts) if starts else None,
+        "last_cell_end": max(ends) if ends else None,
+        "code_revisions": sorted(revisions),
+    }
+
+
 def write_manifest(
     run_dir: Path, profile: str, topology: str, repo: Path, start: str, end: str | None = None
 ) -> dict[str, Any]:
     """Merges the run's facts with every host's facts (hosts/*.json) into manifest.json."""
+    collected = {
+        "start": start,
+        "end": end or datetime.now(UTC).isoformat(timespec="seconds"),
+        "git_sha": git_sha(repo),
+    }
+    manifest = build_manifest(run_dir, profile, topology, collected)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return manifest
+
+
+def build_manifest(
+    run_dir: Path, profile: str, topology: str, collected: dict[str, str]
+) -> dict[str, Any]:
+    """start, end and git_sha are the cells' own (first start, last end, the revision their
+    code was copied from); what the collecting invocation saw is kept as `collected`."""
+    ran = cells_ran(run_dir)
+    revisions = ran["code_revisions"]
     hosts = {
         path.stem: json.loads(path.read_text())
         for path in sorted((run_dir / "hosts").glob("*.json"))
     }
     calibration_path = run_dir / "calibration.json"
-    manifest = {
+    return {
         "run_id": run_dir.name,
         "profile": profile,
         "topology": topology,
-        "git_sha": git_sha(repo),
-        "start": start,
-        "end": end or datetime.now(UTC).isoformat(timespec="seconds"),
+        # One revision, or every one the cells ran from (a resume across commits says so).
+        "git_sha": " + ".join(revisions) if revisions else collected["git_sha"],
+        "start": ran["first_cell_start"] or collected["start"],
+        "end": ran["last_cell_end"] or collected["end"],
+        "collected": collected,
         "hosts": hosts,
         "calibration": json.loads(calibration_path.read_text())
         if calibration_path.is_file()
         else None,
         "studies": sorted(p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "hosts"),
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    return manifest

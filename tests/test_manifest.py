@@ -1,0 +1,65 @@
+"""The manifest says when and from which commit a run's cells ran, not when it was collected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from perflab.manifest import build_manifest
+
+COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "git_sha": "bbb"}
+
+
+def write_cell(run_dir: Path, study: str, cell_id: str, **fields) -> None:
+    folder = run_dir / study / cell_id
+    folder.mkdir(parents=True)
+    (folder / "cell.json").write_text(json.dumps({"study": study, "cell_id": cell_id, **fields}))
+
+
+def test_times_and_revision_are_the_cells_own(tmp_path):
+    write_cell(
+        tmp_path,
+        "orders",
+        "a",
+        start="2026-11-23T14:15:00+00:00",
+        end="2026-11-23T14:20:00+00:00",
+        code_revision="aaa",
+    )
+    write_cell(
+        tmp_path,
+        "orders",
+        "b",
+        start="2026-11-23T14:30:00+00:00",
+        end="2026-11-23T14:42:00+00:00",
+        code_revision="aaa",
+    )
+    # A half-written cell never finished: it says nothing about the run.
+    write_cell(
+        tmp_path,
+        "orders",
+        ".partial-c",
+        start="2026-11-23T15:00:00+00:00",
+        end="2026-11-23T15:10:00+00:00",
+        code_revision="ccc",
+    )
+    manifest = build_manifest(tmp_path, "quick", "netns", COLLECTED)
+    assert manifest["start"] == "2026-11-23T14:15:00+00:00"
+    assert manifest["end"] == "2026-11-23T14:42:00+00:00"
+    assert manifest["git_sha"] == "aaa"
+    assert manifest["collected"] == COLLECTED
+
+
+def test_a_resume_across_commits_names_every_revision(tmp_path):
+    write_cell(tmp_path, "hello", "a", start="2026-11-23T14:15:00+00:00", code_revision="aaa")
+    write_cell(tmp_path, "hello", "b", start="2026-11-23T16:00:00+00:00", code_revision="ddd-dirty")
+    assert build_manifest(tmp_path, "quick", "localhost", COLLECTED)["git_sha"] == "aaa + ddd-dirty"
+
+
+def test_cells_without_records_fall_back_to_the_collecting_invocation(tmp_path):
+    write_cell(tmp_path, "hello", "a")
+    manifest = build_manifest(tmp_path, "quick", "localhost", COLLECTED)
+    assert (manifest["start"], manifest["end"], manifest["git_sha"]) == (
+        "2026-11-23T14:45:00Z",
+        "2026-11-23T14:49:00Z",
+        "bbb",
+    )
