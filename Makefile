@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv setup run report test lint netns-up netns-down
+.PHONY: help venv lock setup run report test lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
@@ -36,14 +36,24 @@ help:
 	@echo "make netns-up / netns-down                            the two simulated hosts (TOPOLOGY=netns)"
 	@echo "make lint                                             ruff + ansible-lint"
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# The controller's whole dependency tree, every file checked against its hash in the lock.
+$(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 venv: $(VENV)/.installed
+
+# Re-resolve requirements.lock from the hand-edited pins in requirements.txt (run after
+# editing them; commit both). uv runs from a venv of its own, never the controller's.
+UV_VERSION := 0.13.9
+lock:
+	$(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/pip install --quiet uv==$(UV_VERSION)
+	$(VENV)-lock/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" requirements.txt -o requirements.lock
 
 setup: venv
 	$(PLAYBOOK) playbooks/setup.yml
