@@ -25,13 +25,14 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run report test lint netns-up netns-down
+.PHONY: help venv lock setup run report test test-fast lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
 	@echo "                                                     set up, measure, collect, render"
 	@echo "make report  RUN=data/<run_id>                        re-render reports from raw data"
-	@echo "make test                                             every test (CI runs this)"
+	@echo "make test                                             set up, then every test (CI runs this)"
+	@echo "make test-fast                                        ruff, ansible-lint, unit tests: no setup"
 	@echo "make setup                                            install everything on the hosts"
 	@echo "make netns-up / netns-down                            the two simulated hosts (TOPOLOGY=netns)"
 	@echo "make lint                                             ruff + ansible-lint"
@@ -78,9 +79,22 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ansible-lint
 
-# Tests start real servers and ghz, so the hosts are set up first.
-# pytest exits 5 when it collects nothing: that is a failure here, not a pass.
-test: setup
-	$(BIN)/ruff check .
-	$(BIN)/ansible-lint
-	$(BIN)/python -m pytest -ra
+# pytest with $(1) as its selection. It exits 5 when it collects nothing: a failure here,
+# never a pass (a wrong -m or a broken conftest would otherwise look green).
+define pytest_tier
+	status=0; $(BIN)/python -m pytest -ra $(1) || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
+	exit $$status
+endef
+
+# The fast loop: lint and every unit test, nothing provisioned and no process started
+# (tests that start one are marked `live`; tests/conftest.py enforces it).
+test-fast: lint
+	$(call pytest_tier,-m "not live")
+
+# Everything: lint first (cheap), then the hosts are set up, because live tests start real
+# servers and ghz. PERFLAB_REQUIRE_SETUP=1 turns a missing host prefix into a failure, where
+# a plain `pytest` would skip those tests.
+test: export PERFLAB_REQUIRE_SETUP := 1
+test: lint setup
+	$(call pytest_tier,)

@@ -17,6 +17,9 @@ from perflab.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.runner import CellRunner, free_port, port_open
 from tests.conftest import GROUP_VARS, study_vars
 
+# Every test here starts the agent or a server, or needs the set-up host.
+pytestmark = pytest.mark.live
+
 GHZ_VERSION = study_vars("calibration")[0]["ghz_versions"][0]
 
 

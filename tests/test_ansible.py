@@ -11,6 +11,9 @@ import pytest
 
 from tests.conftest import REPO
 
+# Every test here runs ansible-playbook.
+pytestmark = pytest.mark.live
+
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 PLAYBOOKS = sorted((REPO / "playbooks").glob("*.yml"))
 INVENTORIES = sorted((REPO / "inventory").glob("*.yml"))

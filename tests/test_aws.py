@@ -13,6 +13,9 @@ import yaml
 from tests.conftest import REPO
 from tests.test_ansible import ansible
 
+# Every test here runs ansible-playbook.
+pytestmark = pytest.mark.live
+
 
 @pytest.mark.parametrize("playbook", ["aws_up.yml", "aws_down.yml"])
 def test_playbooks_parse(playbook):

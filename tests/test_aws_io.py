@@ -114,6 +114,7 @@ def test_safe_endpoint_drops_credentials_and_probe_names_the_endpoint():
     assert problems == [f"S3 unreachable at 127.0.0.1:{port}: nothing accepts connections there"]
 
 
+@pytest.mark.live
 def test_a_service_is_started_found_restarted_after_a_kill_and_stopped(tmp_path):
     port = free_port("127.0.0.1")
     folder = tmp_path / "services"

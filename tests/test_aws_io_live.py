@@ -24,6 +24,9 @@ from perflab.parsers import read_raw_text
 from perflab.runner import CellRunner, ServerProcess, free_port
 from tests.conftest import REPO, study_vars
 
+# Every test here starts S3, MongoDB, servers or ansible-playbook.
+pytestmark = pytest.mark.live
+
 MATRIX = study_vars("aws_io")[0]
 IMPLS = MATRIX["implementations"]
 ENDPOINTS = {k: MATRIX[k] for k in ("s3_endpoint", "bucket", "mongo_uri")}

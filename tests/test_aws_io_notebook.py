@@ -28,6 +28,7 @@ def test_fixture_is_a_complete_smoke_run_with_dependency_samples():
     assert len(streams) == 4 and set(streams["messages per call"]) == {893.0}
 
 
+@pytest.mark.live
 @pytest.mark.slow
 def test_notebook_executes_on_the_fixture_run(tmp_path):
     params = {

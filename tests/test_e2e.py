@@ -11,6 +11,9 @@ import pytest
 from tests.conftest import study_vars
 from tests.test_ansible import ansible
 
+# Runs the whole playbook: setup, cells, collect, render.
+pytestmark = pytest.mark.live
+
 RUN_ID = "e2e-smoke"
 
 

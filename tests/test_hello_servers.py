@@ -15,6 +15,9 @@ from perflab.impls import command_argv, discover
 from perflab.runner import CellRunner, ServerProcess, free_port
 from tests.conftest import REPO, study_vars
 
+# Every test here starts a real server.
+pytestmark = pytest.mark.live
+
 HELLO = study_vars("hello")[0]["implementations"]
 GHZ_VERSION = study_vars("calibration")[0]["ghz_versions"][0]
 

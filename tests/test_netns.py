@@ -19,6 +19,7 @@ from tests.conftest import REPO
 from tests.test_ansible import ansible
 
 pytestmark = [
+    pytest.mark.live,
     pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
 ]

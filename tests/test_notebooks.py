@@ -12,6 +12,9 @@ import pytest
 from perflab.report import render_run
 from tests.conftest import REPO
 
+# papermill starts a kernel for every render.
+pytestmark = pytest.mark.live
+
 FIXTURE = REPO / "tests" / "data" / "runs" / "hello_fixture"
 
 

@@ -227,6 +227,7 @@ def test_fixture_run_is_a_real_smoke_run_with_every_order_answered():
     assert client["errors"] == {}
 
 
+@pytest.mark.live
 @pytest.mark.slow
 def test_notebook_executes_on_the_fixture_run(tmp_path):
     params = {"run_dir": str(FIXTURE), "reference_dir": str(REFERENCE), "out_dir": str(tmp_path)}

@@ -20,6 +20,7 @@ def test_fixture_run_is_complete_and_loads():
     assert (FIXTURE / "manifest.json").is_file()
 
 
+@pytest.mark.live
 @pytest.mark.slow
 def test_notebook_executes_on_the_fixture_run(tmp_path):
     params = {

@@ -91,6 +91,7 @@ def test_pinning_splits_cpus_into_disjoint_halves():
     assert not plan_pinning([0]).applied
 
 
+@pytest.mark.live
 def test_server_that_crashes_at_start_fails_its_cell_with_the_reason(runner):
     record = runner.run(spec("crash"))
     assert record.status == "failed"
@@ -100,12 +101,14 @@ def test_server_that_crashes_at_start_fails_its_cell_with_the_reason(runner):
     assert cell["status"] == "failed"
 
 
+@pytest.mark.live
 def test_server_that_never_gets_ready_fails_after_its_timeout(runner):
     record = runner.run(spec("silent", ready_timeout_s=1.0))
     assert record.status == "failed"
     assert "not ready within 1 s" in record.error
 
 
+@pytest.mark.live
 def test_complete_cell_is_skipped_on_rerun(runner):
     first = runner.run(spec("crash"))
     before = (runner.cell_dir(spec("crash")) / "cell.json").read_text()
@@ -114,6 +117,7 @@ def test_complete_cell_is_skipped_on_rerun(runner):
     assert (runner.cell_dir(spec("crash")) / "cell.json").read_text() == before
 
 
+@pytest.mark.live
 def test_half_written_cell_is_neither_loaded_nor_skipped(runner):
     partial = runner.runs_root / "run1" / "hello" / ".partial-crash-steady-c2-r1"
     partial.mkdir(parents=True)
@@ -123,6 +127,7 @@ def test_half_written_cell_is_neither_loaded_nor_skipped(runner):
     assert not partial.exists()
 
 
+@pytest.mark.live
 def test_failed_cell_loads_as_one_failed_row(runner):
     runner.run(spec("crash"))
     frame = perflab.load(runner.runs_root / "run1")
@@ -131,6 +136,7 @@ def test_failed_cell_loads_as_one_failed_row(runner):
     assert "exited with code 3" in cells.loc[0, "error"]
 
 
+@pytest.mark.live
 def test_server_dying_mid_load_fails_the_cell_and_keeps_the_error_counts(tmp_path, host_paths):
     src = scratch_tree(tmp_path)
     runner = CellRunner(HostPaths(home=host_paths.home, src=src), tmp_path / "runs")

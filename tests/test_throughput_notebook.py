@@ -9,6 +9,9 @@ from perflab.load import load
 from perflab.report import render
 from tests.conftest import REPO
 
+# papermill starts a kernel.
+pytestmark = pytest.mark.live
+
 FIXTURE = REPO / "tests" / "data" / "runs" / "throughput_fixture"
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.slow
+# Runs ansible-playbook and openssl.
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
 def run_role(tmp_path: Path, extra: dict) -> str:

@@ -1,0 +1,183 @@
+"""data/reference/claims.yml against the published tables and the committed reference runs.
+
+A claim whose selector names a server, scenario, client or parameter no run records would
+never be decided (it would read "not measured" for ever), so every name is checked here
+against what the project really records: the seeds' tables in data/reference/*.csv and the
+cell.json files of the committed reference runs. No process is started.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from perflab.claims import DIRECTIONS, KINDS, Claim, Selector, load_claims
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "data" / "reference"
+CLAIMS_FILE = REFERENCE / "claims.yml"
+# The committed reference run that decides a claim, by the claim's topology.
+RUNS = {
+    "localhost": ROOT / "data" / "20261123-reference",
+    "netns": ROOT / "data" / "20261123-reference-netns",
+}
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+ERROR_METRIC = re.compile(r"^errors(_[A-Za-z]+)?$")
+MIN_CLAIMS = 25
+
+
+@cache
+def claims() -> tuple[Claim, ...]:
+    return tuple(load_claims(CLAIMS_FILE))
+
+
+@cache
+def reference_rows() -> tuple[dict[str, str], ...]:
+    """Every row of the published tables, with the study named by its file."""
+    rows = []
+    for path in sorted(REFERENCE.glob("*.csv")):
+        with path.open(newline="") as handle:
+            rows += [{**row, "file": path.stem} for row in csv.DictReader(handle)]
+    return tuple(rows)
+
+
+@cache
+def run_cells(topology: str) -> tuple[dict, ...]:
+    """cell.json of every complete cell of the committed reference run of that topology."""
+    run = RUNS[topology]
+    return tuple(
+        json.loads(path.read_text())
+        for path in sorted(run.glob("*/*/cell.json"))
+        if not path.parent.name.startswith(".")
+    )
+
+
+def study_ids() -> set[str]:
+    return {row["file"] for row in reference_rows()}
+
+
+def seeds() -> set[str]:
+    return {row["source"] for row in reference_rows()}
+
+
+def selectors(claim: Claim) -> Iterator[tuple[str, Selector]]:
+    yield "numerator", claim.numerator
+    if claim.denominator is not None:
+        yield "denominator", claim.denominator
+
+
+def recorded(claim: Claim, column: str) -> set[str]:
+    """Values of implementation/scenario/client that the study's tables or its reference
+    run's cells hold."""
+    published = {row[column] for row in reference_rows() if row["study"] == claim.study}
+    measured = {
+        str(cell[column]) for cell in run_cells(claim.topology) if cell["study"] == claim.study
+    }
+    return published | measured
+
+
+def param_names(claim: Claim) -> set[str]:
+    names = set()
+    for cell in run_cells(claim.topology):
+        if cell["study"] == claim.study:
+            names |= set(cell.get("params", {}))
+    return names
+
+
+@cache
+def run_metrics(topology: str, study: str) -> frozenset[str]:
+    """The metric names perflab.load gives that study in the committed reference run."""
+    from perflab.load import load
+
+    frame = load(RUNS[topology])
+    return frozenset(frame.loc[frame["study"] == study, "metric"].unique())
+
+
+def test_the_committed_runs_are_there():
+    for topology, run in RUNS.items():
+        assert run_cells(topology), f"{run} holds no cell.json"
+
+
+def test_enough_claims_with_unique_kebab_case_ids():
+    ids = [claim.id for claim in claims()]
+    assert len(ids) >= MIN_CLAIMS
+    assert len(ids) == len(set(ids)), "duplicate claim ids"
+    assert [i for i in ids if not KEBAB.match(i)] == []
+
+
+def test_every_seed_is_claimed_and_every_claim_names_a_seed():
+    named = {claim.seed for claim in claims()}
+    assert named - seeds() == set(), "claims name seeds no published table comes from"
+    assert seeds() - named == set(), "seeds with no claim"
+
+
+def test_studies_topologies_directions_and_kinds_are_known():
+    for claim in claims():
+        assert claim.study in study_ids(), claim.id
+        assert claim.topology in RUNS, claim.id
+        assert claim.direction in DIRECTIONS, claim.id
+        assert claim.kind in KINDS, claim.id
+        # The study's cells of the seed must come from the seed the claim names.
+        sources = {row["source"] for row in reference_rows() if row["study"] == claim.study}
+        assert claim.seed in sources, f"{claim.id}: {claim.study} is not from {claim.seed}"
+
+
+def test_claims_say_something_and_state_their_source():
+    for claim in claims():
+        assert claim.says, claim.id
+        assert claim.source == "prose" or claim.source.startswith("table: "), claim.id
+        if claim.kind == "error_rate":
+            assert claim.threshold < 1, f"{claim.id}: a rate threshold is a fraction"
+        if claim.direction == "within":
+            assert claim.threshold < 1, f"{claim.id}: a tolerance, not a factor"
+
+
+@pytest.mark.parametrize("column", ["implementation", "scenario", "client"])
+def test_every_selector_names_what_is_recorded(column: str):
+    unknown = []
+    for claim in claims():
+        known = recorded(claim, column)
+        for side, selector in selectors(claim):
+            value = getattr(selector, column)
+            if value is not None and str(value) not in known:
+                unknown.append(f"{claim.id}.{side}.{column} = {value!r}")
+    assert unknown == []
+
+
+def test_every_parameter_and_pair_by_is_a_parameter_of_the_study():
+    unknown = []
+    for claim in claims():
+        names = param_names(claim)
+        for side, selector in selectors(claim):
+            unknown += [f"{claim.id}.{side}.params.{p}" for p in selector.params if p not in names]
+        unknown += [f"{claim.id}.pair_by {p}" for p in claim.pair_by if p not in names]
+    assert unknown == []
+
+
+def test_every_metric_is_loaded_or_described():
+    """A metric is one perflab.load gives the study in its reference run, an error count
+    (ghz writes errors_<code> only for codes it saw), or a derived one with a metric_note."""
+    unknown = []
+    for claim in claims():
+        if claim.metric_note:
+            continue
+        metrics = run_metrics(claim.topology, claim.study)
+        if claim.kind == "error_rate":
+            if not ERROR_METRIC.match(claim.metric) or "count" not in metrics:
+                unknown.append(f"{claim.id}: {claim.metric}")
+        elif claim.metric not in metrics:
+            unknown.append(f"{claim.id}: {claim.metric}")
+    assert unknown == []
+
+
+def test_ratio_claims_compare_two_different_groups():
+    for claim in claims():
+        if claim.kind == "ratio":
+            assert claim.denominator is not None, claim.id
+            assert claim.numerator != claim.denominator, f"{claim.id} compares a group with itself"
