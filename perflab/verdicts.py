@@ -33,6 +33,12 @@ NOT_MEASURED = "not measured"
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
 # 3 vs 3 repeats give an exact 90% interval at most; fewer repeats cannot decide a ratio.
 DECIDING_COVERAGE = 0.90
+# A decided verdict must clear its threshold by this factor, on either side. Within-run
+# intervals cannot see run-to-run drift: two quick runs of one commit gave 1.13 and 0.79 for
+# one ratio (issue 12). A factor this close to the threshold is called inconclusive, so two
+# runs can only disagree as decided-vs-inconclusive, never holds-vs-does-not-hold, unless
+# the drift exceeds the margin plus both intervals.
+DECISION_MARGIN = 0.10
 # The count of calls an error rate is taken over (ghz's `count`: successful and failed).
 CALLS_METRIC = "count"
 
@@ -134,27 +140,32 @@ def decide(
             f"the repeats give only a {interval.label()}, "
             f"below the {DECIDING_COVERAGE:.0%} needed to decide"
         )
+    widen = 1 + DECISION_MARGIN
     if direction == "within":
         band_low, band_high = 1 / (1 + threshold), 1 + threshold
         if numerator_floor or denominator_floor:
             return INCONCLUSIVE, "a side is bound by the load generator"
         if band_low <= interval.low and interval.high <= band_high:
             return HOLDS, "the whole interval lies inside the band"
-        if interval.high < band_low or interval.low > band_high:
-            return FAILS, "the whole interval lies outside the band"
-        return INCONCLUSIVE, "the interval straddles the band's edge"
-    above = interval.low > threshold
-    below = interval.high < threshold
+        if interval.high < band_low / widen or interval.low > band_high * widen:
+            return FAILS, f"the whole interval lies outside the band, widened by {widen - 1:.0%}"
+        return INCONCLUSIVE, (
+            f"the interval reaches the band or lies within {widen - 1:.0%} of its edge"
+        )
+    above = interval.low >= threshold * widen
+    below = interval.high <= threshold / widen
     # A floor on the numerator can only raise the true ratio, on the denominator only lower it.
     if numerator_floor and below:
         return INCONCLUSIVE, "below the threshold, but the numerator is a lower bound"
     if denominator_floor and above:
         return INCONCLUSIVE, "above the threshold, but the denominator is a lower bound"
     if (direction == "greater" and above) or (direction == "less" and below):
-        return HOLDS, "the whole interval lies on the claimed side"
+        return HOLDS, f"the whole interval lies on the claimed side, {widen - 1:.0%} clear of it"
     if (direction == "greater" and below) or (direction == "less" and above):
-        return FAILS, "the whole interval lies on the other side"
-    return INCONCLUSIVE, "the interval straddles the threshold"
+        return FAILS, f"the whole interval lies on the other side, {widen - 1:.0%} clear of it"
+    return INCONCLUSIVE, (
+        f"the interval reaches the threshold or lies within {widen - 1:.0%} of it"
+    )
 
 
 def normalized(value: Any) -> str:

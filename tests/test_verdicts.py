@@ -133,7 +133,17 @@ def test_clear_lead_holds_and_reversed_lead_does_not():
 def test_overlapping_groups_are_inconclusive():
     verdict = judge(claim(), cells(three_repeats([100, 130, 90], [110, 95, 120])))
     assert verdict.verdict == INCONCLUSIVE
-    assert "straddles" in verdict.reason
+    assert "reaches the threshold" in verdict.reason
+
+
+def test_a_factor_just_past_the_threshold_is_too_close_to_call():
+    # Every ratio of the two groups exceeds 1, but by less than the 10% margin.
+    close = judge(claim(), cells(three_repeats([104, 105, 106], [100, 100.5, 101])))
+    assert close.interval.low > 1.0
+    assert close.verdict == INCONCLUSIVE
+    assert "within 10% of it" in close.reason
+    clear = judge(claim(), cells(three_repeats([114, 115, 116], [100, 100.5, 101])))
+    assert clear.verdict == HOLDS
 
 
 def test_two_repeats_cannot_decide_even_a_large_effect():
