@@ -9,59 +9,114 @@ when they are down (aws_io's S3 and MongoDB, perflab.services) and their latency
 and samples them. At the end it asks the agent to stop the server and receives the
 server's log, the proxies' logs and the resource samples, which land in the cell folder
 exactly as a local server's would: the data contract does not know which topology
-produced it.
+produced it. The runner's side is perflab.agent_client; both start nothing but what
+perflab.launch starts.
 
-    python -m perflab agent --listen 10.77.0.1 --port 7070 --home ~/.perflab --src ~/.perflab/src
+    python -m perflab agent --listen 10.77.0.1 --port 7070 --token-file ~/.perflab/agent/token \
+        --home ~/.perflab --src ~/.perflab/src
 
-One server at a time (cells run one after the other). The agent only starts commands
-from its own host's `servers/*/*/impl.toml`, never argv sent by a client.
+Locked down (issue 13): every request must carry the run's token (`Authorization: Bearer`,
+the file the server_agent role copied here, mode 0600, read at each request so a new run's
+token takes effect without a restart), or it gets 401 and changes nothing. The agent
+listens on the data address only, never a wildcard one. A start request may only choose
+among this host's implementations and their declared options (perflab.agent_policy) and
+carries no environment. Every refusal is logged with its reason.
+
+One server at a time (cells run one after the other).
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import hmac
 import json
+import logging
 import shutil
+import stat
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from perflab.cell import CellSpec
-from perflab.impls import HostPaths, command_argv, discover
-from perflab.sampler import COLUMNS, ResourceSampler
+from perflab.agent_policy import Refused, check_request
+from perflab.impls import HostPaths, discover
+from perflab.launch import (
+    LaunchError,
+    Pinning,
+    ServerProcess,
+    launch_server,
+    start_dependencies,
+    start_proxies,
+)
+from perflab.procs import process_alive
+from perflab.proxy import LatencyProxy
+from perflab.sampler import ResourceSampler
+from perflab.services import services_dir
 
-REQUEST_TIMEOUT_S = 30.0
+LOG = logging.getLogger("perflab.agent")
+MAX_BODY_BYTES = 1 << 20  # a cell spec is a few KiB
+WILDCARD_ADDRESSES = {"", "0.0.0.0", "::", "[::]"}
 
 
-class AgentError(RuntimeError):
-    """The agent refused or could not be reached; the text says which and why."""
+class Busy(RuntimeError):
+    """A request that is well formed but cannot be served now (409)."""
+
+
+class Unauthorized(RuntimeError):
+    """No token, or not this run's token (401)."""
 
 
 @dataclass
 class Running:
     """The one server this agent is running, and what it samples."""
 
-    server: Any  # perflab.runner.ServerProcess (imported lazily: the runner imports us)
     sampler: ResourceSampler
     work: Path
-    argv: list[str]
     started_wall: float
+    server: ServerProcess | None = None
     # The server's dependencies (name: pid) and latency proxies, started for it here.
     dependencies: dict[str, int] = field(default_factory=dict)
-    proxies: list[Any] = field(default_factory=list)
+    proxies: list[LatencyProxy] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
+def read_token_file(path: Path) -> str:
+    """The token in path, or "" when there is none (then every request is refused)."""
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def check_token_file(path: Path) -> None:
+    """Refuses to serve with a token others on the host can read."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise SystemExit(f"perflab agent: token file {path}: {exc.strerror or exc}") from exc
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise SystemExit(
+            f"perflab agent: token file {path} is readable by others (mode "
+            f"{stat.S_IMODE(mode):04o}); it must be 0600"
+        )
+    if not read_token_file(path):
+        raise SystemExit(f"perflab agent: token file {path} is empty")
+
+
 class Agent:
-    def __init__(self, paths: HostPaths, services_home: Path | None = None) -> None:
+    def __init__(
+        self,
+        paths: HostPaths,
+        listen: str,
+        token_file: Path,
+        services_home: Path | None = None,
+    ) -> None:
         self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
+        self.listen = listen
+        self.token_file = token_file
         # Where perflab.services keeps this host's S3/MongoDB definitions and pid files;
         # netns hosts share the machine's disk, so each has its own (roles/s3_versitygw).
         self.services_home = (services_home or self.paths.home).expanduser()
@@ -69,36 +124,30 @@ class Agent:
         self.running: Running | None = None
         self.lock = threading.Lock()
 
-    def start(self, request: dict[str, Any]) -> dict[str, Any]:
-        from perflab.runner import (
-            CellFailed,
-            Pinning,
-            ServerProcess,
-            check_memory,
-            free_port,
-            local_env,
-            pinned,
-            start_dependencies,
-            start_proxies,
-        )
+    def authorize(self, header: str | None) -> None:
+        """Unauthorized unless header is `Bearer <this run's token>`."""
+        expected = read_token_file(self.token_file)
+        if not expected:
+            raise Unauthorized(f"the agent has no token ({self.token_file} missing or empty)")
+        scheme, _, given = (header or "").partition(" ")
+        if scheme != "Bearer" or not given:
+            raise Unauthorized("no token: send Authorization: Bearer <the run's agent token>")
+        if not hmac.compare_digest(given.strip().encode(), expected.encode()):
+            raise Unauthorized("wrong token")
 
-        spec = CellSpec.from_dict(request["spec"])
-        cpus = [int(c) for c in request.get("server_cpus", [])]
-        pinning = Pinning(cpus, [], applied=bool(request.get("pin")) and bool(cpus))
+    def services(self) -> set[str]:
+        return {path.stem for path in services_dir(self.services_home).glob("*.json")}
+
+    def start(self, request: dict[str, Any]) -> dict[str, Any]:
+        spec, cpus, pin = check_request(request, self.impls, self.listen, self.services())
+        pinning = Pinning(cpus, [], applied=pin and bool(cpus))
         with self.lock:
             if self.running is not None:
                 self._stop_locked()  # a client that crashed left one behind
-            if spec.server.impl not in self.impls:
-                raise AgentError(f"unknown implementation {spec.server.impl!r} on this host")
-            try:
-                check_memory(spec.server.memory_bytes)
-            except CellFailed as exc:
-                raise AgentError(str(exc)) from exc
             work = Path(tempfile.mkdtemp(prefix="perflab-agent-"))
             sampler = ResourceSampler(work / "resources.csv")
-            started_wall = time.time()
+            running = Running(sampler, work, time.time())
             sampler.start()
-            running = Running(None, sampler, work, [], started_wall)
             self.running = running
             try:
                 # The server's own S3, MongoDB and latency proxies live beside it, on this host.
@@ -106,45 +155,44 @@ class Agent:
                     self.services_home, spec.dependencies, sampler
                 )
                 running.proxies = start_proxies(self.paths.bin / "toxiproxy-server", spec, work)
-                port = spec.server.port or free_port(spec.server.host)
-                running.argv = command_argv(
+                # No environment from the request (check_request refused any): the server
+                # runs in launch.server_env, as a local one does.
+                running.server = launch_server(
                     self.impls[spec.server.impl],
                     self.paths,
-                    spec.server.options,
-                    host=spec.server.host,
-                    port=str(port),
+                    work / "server.log",
+                    options=spec.server.options,
+                    host=self.listen,
+                    port=spec.server.port,
+                    pinning=pinning,
+                    sampler=sampler,
+                    ready_timeout_s=spec.server.ready_timeout_s,
+                    memory_bytes=spec.server.memory_bytes,
                 )
-                env = {**local_env(self.paths), **spec.server.env}
-                running.server = ServerProcess.start(
-                    pinned(running.argv, pinning.server_cpus, pinning), env, work / "server.log"
-                )
-                sampler.watch("server", running.server.proc.pid)
-                running.server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
-            except CellFailed as exc:
+            except LaunchError as exc:
                 self._stop_locked()
-                raise AgentError(str(exc)) from exc
-            return {"port": port, "pid": running.server.proc.pid, "argv": running.argv}
+                raise Busy(str(exc)) from exc
+            server = running.server
+            return {"port": server.port, "pid": server.pid, "argv": server.argv}
 
     def status(self) -> dict[str, Any]:
         with self.lock:
             if self.running is None:
                 return {"running": False, "exit_code": None}
             server = self.running.server
-            return {"running": True, "exit_code": server.proc.poll() if server else None}
+            return {"running": True, "exit_code": server.exit_code() if server else None}
 
     def stop(self) -> dict[str, Any]:
         with self.lock:
             if self.running is None:
-                raise AgentError("no server is running")
+                raise Busy("no server is running")
             return self._stop_locked()
 
     def _stop_locked(self) -> dict[str, Any]:
-        from perflab.runner import process_alive
-
         running, self.running = self.running, None
         assert running is not None
         server = running.server
-        exit_code = server.proc.poll() if server is not None else None
+        exit_code = server.exit_code() if server is not None else None
         note = server.stop() if server is not None else ""
         for proxy in running.proxies:
             proxy.stop()
@@ -165,7 +213,7 @@ class Agent:
             "resources_csv": (running.work / "resources.csv").read_text(),
             "files": files,
             "started_wall": running.started_wall,
-            "argv": running.argv,
+            "argv": server.argv if server is not None else [],
         }
         shutil.rmtree(running.work, ignore_errors=True)
         return result
@@ -176,7 +224,7 @@ def read_or_empty(path: Path) -> str:
 
 
 def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
-    routes = {
+    routes: dict[tuple[str, str], Callable[[Any], dict[str, Any]]] = {
         ("POST", "/start"): agent.start,
         ("GET", "/status"): lambda _body: agent.status(),
         ("POST", "/stop"): lambda _body: agent.stop(),
@@ -191,19 +239,45 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def _refuse(self, method: str, code: int, reason: str) -> None:
+            LOG.warning(
+                "refused %s %s from %s (%d): %s",
+                method,
+                self.path,
+                self.client_address[0],
+                code,
+                reason,
+            )
+            self._reply(code, {"error": reason})
+
         def _route(self, method: str) -> None:
             action = routes.get((method, self.path))
             if action is None:
-                self._reply(404, {"error": f"no route {method} {self.path}"})
+                self._refuse(method, 404, f"no route {method} {self.path}")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
             try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-                self._reply(200, action(body))
-            except AgentError as exc:
-                self._reply(409, {"error": str(exc)})
+                # Before the body is even read: without this run's token nothing happens.
+                agent.authorize(self.headers.get("Authorization"))
+                length = int(self.headers.get("Content-Length") or 0)
+                if not 0 <= length <= MAX_BODY_BYTES:
+                    raise Refused(f"a request body of {length} bytes is refused")
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError as exc:
+                    raise Refused(f"the body is not JSON: {exc}") from exc
+                reply = action(body)
+            except Unauthorized as exc:
+                self._refuse(method, 401, str(exc))
+            except Refused as exc:
+                self._refuse(method, 400, str(exc))
+            except Busy as exc:
+                self._refuse(method, 409, str(exc))
             except Exception as exc:  # noqa: BLE001 - the caller records it in the cell
+                LOG.exception("failed %s %s", method, self.path)
                 self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
+            else:
+                LOG.info("%s %s from %s: done", method, self.path, self.client_address[0])
+                self._reply(200, reply)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._route("GET")
@@ -212,105 +286,31 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
             self._route("POST")
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass  # one line per request would drown the agent's log
+            pass  # _route logs one line per request, refusals with their reason
 
     return Handler
 
 
-def serve(paths: HostPaths, listen: str, port: int, services_home: Path | None = None) -> None:
-    agent = Agent(paths, services_home)
+def serve(
+    paths: HostPaths,
+    listen: str,
+    port: int,
+    token_file: Path,
+    services_home: Path | None = None,
+) -> None:
+    if listen in WILDCARD_ADDRESSES:
+        # Every address would include networks other than the servers' own.
+        raise SystemExit(f"perflab agent: --listen {listen!r} refused: give the data address")
+    check_token_file(token_file)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    agent = Agent(paths, listen, token_file, services_home)
     httpd = ThreadingHTTPServer((listen, port), handler_for(agent))
+    LOG.info("listening on %s:%d, %d implementations", listen, port, len(agent.impls))
     print("READY", flush=True)
     try:
         httpd.serve_forever()
     finally:
         if agent.running is not None:
             agent.stop()
-
-
-def call(url: str, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One request to an agent; its refusals and absence become AgentError."""
-    data = None if payload is None else json.dumps(payload).encode()
-    request = urllib.request.Request(
-        url.rstrip("/") + path,
-        data=data,
-        method="GET" if payload is None else "POST",
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            reason = json.loads(exc.read()).get("error", "")
-        except (ValueError, OSError):
-            reason = ""
-        raise AgentError(f"server agent {url} refused {path}: {reason or exc}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        raise AgentError(f"server agent {url} unreachable: {exc}") from exc
-
-
-class RemoteServer:
-    """The runner's handle on a server the agent started; mirrors runner.ServerProcess."""
-
-    def __init__(self, url: str, log_path: Path) -> None:
-        self.url = url
-        self.log_path = log_path
-        self.result: dict[str, Any] | None = None
-
-    def start(self, spec: CellSpec, server_cpus: list[int], pin: bool) -> int:
-        reply = call(
-            self.url,
-            "/start",
-            {"spec": json.loads(spec.to_json()), "server_cpus": server_cpus, "pin": pin},
-        )
-        (self.log_path.parent / "server.argv.json").write_text(json.dumps(reply["argv"]))
-        return int(reply["port"])
-
-    def exit_code(self) -> int | None:
-        if self.result is not None:
-            return self.result["exit_code"]
-        try:
-            return call(self.url, "/status").get("exit_code")
-        except AgentError:
-            return None
-
-    def stop(self) -> str:
-        """Stops the server and keeps its log; returns a note as ServerProcess.stop does."""
-        self.result = call(self.url, "/stop", {})
-        self.log_path.write_text(self.result["server_log"])
-        for name, text in self.result.get("files", {}).items():
-            (self.log_path.parent / Path(name).name).write_text(text)
-        return self.result["note"]
-
-    def dependencies_died(self) -> list[str]:
-        return list(self.result.get("dependencies_died", [])) if self.result else []
-
-    def notes(self) -> list[str]:
-        return list(self.result.get("notes", [])) if self.result else []
-
-    def merge_samples(self, resources: Path, phases: list[tuple[float, str]], t0: float) -> None:
-        """Appends the agent's server samples to the cell's resources.csv.
-
-        Times are moved onto the runner's clock (both hosts' wall clocks; on netns they
-        are one clock) and each sample takes the phase the runner was in at that time.
-        """
-        if self.result is None:
-            return
-        shift = self.result["started_wall"] - t0
-        rows = list(csv.DictReader(io.StringIO(self.result["resources_csv"])))
-        with resources.open("a", newline="") as handle:
-            writer = csv.writer(handle)
-            for row in rows:
-                row["t"] = str(round(float(row["t"]) + shift, 3))
-                row["phase"] = phase_at(phases, float(row["t"]))
-                writer.writerow([row[c] for c in COLUMNS])
-
-
-def phase_at(phases: list[tuple[float, str]], t: float) -> str:
-    """The phase the runner had entered last at time t (its first phase before that)."""
-    current = phases[0][1] if phases else "start"
-    for start, name in phases:
-        if start <= t:
-            current = name
-    return current

@@ -31,11 +31,18 @@ def cmd_cell(args: argparse.Namespace) -> int:
     except (json.JSONDecodeError, TypeError, KeyError) as exc:
         print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
         return 2
-    if bool(args.server_agent) != bool(args.server_host):
-        print("perflab cell: --server-agent and --server-host go together", file=sys.stderr)
+    if not (bool(args.server_agent) == bool(args.server_host) == bool(args.agent_token_file)):
+        print(
+            "perflab cell: --server-agent, --server-host and --agent-token-file go together",
+            file=sys.stderr,
+        )
         return 2
     runner = CellRunner(
-        host_paths(args), Path(args.runs).expanduser(), args.server_agent, args.server_host
+        host_paths(args),
+        Path(args.runs).expanduser(),
+        args.server_agent,
+        args.server_host,
+        Path(args.agent_token_file).expanduser() if args.agent_token_file else None,
     )
     label = f"{args.progress} {spec.study}/{spec.cell_id}".strip()
     # Ansible prints a loop item only when it ends; this file says what runs now.
@@ -57,7 +64,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from perflab.agent import serve
 
     services_home = Path(args.services_home).expanduser() if args.services_home else None
-    serve(host_paths(args), args.listen, args.port, services_home)
+    serve(
+        host_paths(args), args.listen, args.port, Path(args.token_file).expanduser(), services_home
+    )
     return 0
 
 
@@ -134,12 +143,20 @@ def parser() -> argparse.ArgumentParser:
         "--server-agent", default="", help="URL of the agent on the servers' host (multi-host)"
     )
     cell.add_argument("--server-host", default="", help="address the server listens on there")
+    cell.add_argument(
+        "--agent-token-file", default="", help="file holding the run's agent token (multi-host)"
+    )
     cell.set_defaults(func=cmd_cell)
 
     agent = sub.add_parser("agent", help="start servers for runners on other hosts (multi-host)")
     host_args(agent)
     agent.add_argument("--listen", required=True, help="address to serve on (the servers' net)")
     agent.add_argument("--port", type=int, required=True)
+    agent.add_argument(
+        "--token-file",
+        required=True,
+        help="file (mode 0600) holding the run's token; every request must carry it",
+    )
     agent.add_argument(
         "--services-home",
         default="",

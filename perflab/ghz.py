@@ -30,6 +30,8 @@ def ghz_argv(
         f"--call={load.call}",
         f"--data={json.dumps(load.data)}",
         f"--concurrency={load.concurrency}",
+        # HTTP/2 connections the concurrency is spread over: a recorded matrix parameter.
+        f"--connections={load.connections}",
         f"--cpus={cpus}",
         "--format=json",
         f"--output={out}",

@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from perflab.net import free_port
 
 # One-way delay in milliseconds each profile adds in each direction; None: no proxy at all.
 PROFILES: dict[str, float | None] = {
@@ -41,12 +42,6 @@ READY_TIMEOUT_S = 15.0
 
 class ProxyError(RuntimeError):
     """The proxy could not be started or configured; the message says which step."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def applied_delay_ms(one_way_ms: float) -> int:

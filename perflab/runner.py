@@ -14,68 +14,35 @@ import shutil
 import signal
 import socket
 import subprocess
-import threading
-import time
 import traceback
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psutil
-
-from perflab.agent import AgentError, RemoteServer
+from perflab.agent_client import AgentError, RemoteServer, read_token
 from perflab.cell import CellRecord, CellSpec
 from perflab.ghz import ghz_argv, ghz_binary, thin_details
 from perflab.impls import HostPaths, command_argv, discover
+from perflab.launch import (
+    LaunchError,
+    Pinning,
+    ServerProcess,
+    launch_server,
+    pinned,
+    plan_pinning,
+    server_env,
+    start_dependencies,
+    start_proxies,
+)
 from perflab.parsers import ghz_error_messages, parse_ghz
-from perflab.proxy import LatencyProxy, ProxyError
+from perflab.procs import log_tail, process_alive
+from perflab.proxy import LatencyProxy
 from perflab.sampler import ResourceSampler
 
 BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
-STOP_GRACE_S = 10.0
 
 
 class CellFailed(Exception):
     """Raised inside a cell run; becomes status "failed" with this text."""
-
-
-@dataclass
-class Pinning:
-    server_cpus: list[int]
-    client_cpus: list[int]
-    applied: bool
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-def plan_pinning(cpus: list[int] | None = None) -> Pinning:
-    """Disjoint CPU sets for server and load generator on hosts with >= 2 CPUs."""
-    cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
-    if len(cpus) < 2 or shutil.which("taskset") is None:
-        return Pinning(cpus, cpus, applied=False)
-    half = len(cpus) // 2
-    return Pinning(cpus[:half], cpus[half:], applied=True)
-
-
-def pinned(argv: list[str], cpus: list[int], pinning: Pinning) -> list[str]:
-    if not pinning.applied:
-        return argv
-    return ["taskset", "-c", ",".join(map(str, cpus)), *argv]
-
-
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def process_alive(pid: int) -> bool:
-    """A zombie (killed, not yet reaped by its parent) counts as dead."""
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 def now_iso() -> str:
@@ -84,77 +51,6 @@ def now_iso() -> str:
 
 def is_complete(cell_dir: Path) -> bool:
     return (cell_dir / "cell.json").is_file()
-
-
-def log_tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
-
-
-@dataclass
-class ServerProcess:
-    """A started server, its log, and whether it said READY."""
-
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-    ready: threading.Event = field(default_factory=threading.Event)
-
-    @classmethod
-    def start(cls, argv: list[str], env: dict[str, str], log_path: Path) -> ServerProcess:
-        log = log_path.open("wb")
-        proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True
-        )
-        server = cls(proc, log_path)
-        threading.Thread(target=server._pump, args=(log,), daemon=True).start()
-        return server
-
-    def _pump(self, log) -> None:  # type: ignore[no-untyped-def]
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            log.write(line)
-            log.flush()
-            if line.strip() == b"READY":
-                self.ready.set()
-        log.close()
-
-    def exit_code(self) -> int | None:
-        return self.proc.poll()
-
-    def wait_ready(self, host: str, port: int, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise CellFailed(
-                    f"server exited with code {self.proc.returncode} before READY:\n"
-                    f"{log_tail(self.log_path)}"
-                )
-            if self.ready.wait(0.05) and port_open(host, port):
-                return
-        raise CellFailed(f"server not ready within {timeout_s:.0f} s:\n{log_tail(self.log_path)}")
-
-    def stop(self) -> str:
-        """Stops the server; returns a note if it had to be killed."""
-        if self.proc.poll() is not None:
-            return ""
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(STOP_GRACE_S)
-            return ""
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            return f"server ignored SIGTERM for {STOP_GRACE_S:.0f} s and was killed"
-
-
-def port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def run_tool(
@@ -207,15 +103,6 @@ def ghz_error_summary(path: Path) -> str:
     return "; ".join(f"{count} x {message}" for message, count in errors.items()) or "no errors"
 
 
-def check_memory(needed: int) -> None:
-    available = psutil.virtual_memory().available
-    if needed and needed > available:
-        raise CellFailed(
-            f"refused before start: the server needs {needed / 2**30:.2f} GiB but only "
-            f"{available / 2**30:.2f} GiB is available on this host"
-        )
-
-
 def timed(argv: list[str], time_file: str) -> list[str]:
     return ["/usr/bin/time", "-v", "-o", time_file, *argv]
 
@@ -231,65 +118,6 @@ def gzip_file(path: Path) -> None:
     path.unlink()
 
 
-def start_dependencies(
-    services_home: Path, names: list[str], sampler: ResourceSampler
-) -> tuple[dict[str, int], list[str]]:
-    """Each named service's pid, started first when it is down (a note says so), sampled."""
-    from perflab.services import ServiceError, ensure
-
-    pids: dict[str, int] = {}
-    notes: list[str] = []
-    for name in names:
-        try:
-            pid, note = ensure(services_home, name)
-        except ServiceError as exc:
-            raise CellFailed(f"refused before start: {exc}") from exc
-        if note:
-            notes.append(note)
-        sampler.watch(f"dependency_{name}", pid)
-        pids[name] = pid
-    return pids, notes
-
-
-def start_proxies(binary: Path, spec: CellSpec, work: Path) -> list[LatencyProxy]:
-    """A Toxiproxy per latency_proxies entry; the server is pointed at each one.
-
-    Its log and proxies.json (what each proxy applied) are written into work.
-    """
-    proxies: list[LatencyProxy] = []
-    for entry in spec.latency_proxies:
-        option = str(entry["option"])
-        try:
-            proxy = LatencyProxy.start(
-                binary,
-                upstream=str(entry["upstream"]),
-                one_way_ms=entry.get("one_way_ms"),
-                log_path=work / f"proxy-{option}.log",
-            )
-        except ProxyError as exc:
-            for started in proxies:
-                started.stop()
-            raise CellFailed(f"latency proxy for {option}: {exc}") from exc
-        proxies.append(proxy)
-        spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
-    if proxies:
-        described = {
-            str(e["option"]): p.describe()
-            for e, p in zip(spec.latency_proxies, proxies, strict=True)
-        }
-        (work / "proxies.json").write_text(json.dumps(described, indent=2))
-    return proxies
-
-
-def local_env(paths: HostPaths) -> dict[str, str]:
-    """Servers and clients import generated code from the host prefix."""
-    return {
-        **os.environ,
-        "PYTHONPATH": str(paths.gen / "python"),
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
 class CellRunner:
     def __init__(
         self,
@@ -297,6 +125,7 @@ class CellRunner:
         runs_root: Path,
         server_agent: str = "",
         server_host: str = "",
+        agent_token_file: Path | None = None,
     ) -> None:
         # Tools run with the cell folder as their working directory: every path is absolute.
         self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
@@ -306,9 +135,11 @@ class CellRunner:
         # there (perflab.agent), and listens on server_host, this host's way to reach it.
         self.server_agent = server_agent
         self.server_host = server_host
+        # The run's agent token: read when a cell asks the agent, never written to a record.
+        self.agent_token_file = agent_token_file
 
     def env(self) -> dict[str, str]:
-        return local_env(self.paths)
+        return server_env(self.paths)
 
     def cell_dir(self, spec: CellSpec) -> Path:
         return self.runs_root / spec.run_id / spec.study / spec.cell_id
@@ -360,7 +191,7 @@ class CellRunner:
             proxies = self._start_proxies(spec, work)
             server = self._start_server(spec, pinning, work, sampler)
             self._load(spec, pinning, work, sampler, record)
-        except CellFailed as exc:
+        except (CellFailed, LaunchError, AgentError) as exc:
             record.status, record.error = "failed", str(exc)
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
             record.status, record.error = "failed", traceback.format_exc()
@@ -397,6 +228,9 @@ class CellRunner:
                 if note:
                     record.notes.append(note)
                 gzip_file(work / "ghz.json")
+            # What actually ran: the port and host the server listened on (filled in by the
+            # start, after the record was opened) and the options the proxies set.
+            record.spec = json.loads(spec.to_json())
             record.end = now_iso()
         return record
 
@@ -429,37 +263,36 @@ class CellRunner:
 
     def _start_server(
         self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
-    ) -> ServerProcess:
+    ) -> ServerProcess | RemoteServer:
         if self.server_agent:
             return self._start_remote_server(spec, pinning, work)
         if spec.server.impl not in self.impls:
             raise CellFailed(f"unknown implementation {spec.server.impl!r}")
-        check_memory(spec.server.memory_bytes)
-        port = spec.server.port or free_port(spec.server.host)
-        spec.server.port = port
-        argv = command_argv(
+        server = launch_server(
             self.impls[spec.server.impl],
             self.paths,
-            spec.server.options,
+            work / "server.log",
+            options=spec.server.options,
             host=spec.server.host,
-            port=str(port),
+            port=spec.server.port,
+            env=spec.server.env,
+            pinning=pinning,
+            sampler=sampler,
+            ready_timeout_s=spec.server.ready_timeout_s,
+            memory_bytes=spec.server.memory_bytes,
         )
-        env = {**self.env(), **spec.server.env}
-        (work / "server.argv.json").write_text(json.dumps(argv))
-        server = ServerProcess.start(
-            pinned(argv, pinning.server_cpus, pinning), env, work / "server.log"
-        )
-        sampler.watch("server", server.proc.pid)
-        server.wait_ready(spec.server.host, port, spec.server.ready_timeout_s)
+        (work / "server.argv.json").write_text(json.dumps(server.argv))
+        spec.server.port = server.port
         return server
 
     def _start_remote_server(self, spec: CellSpec, pinning: Pinning, work: Path) -> RemoteServer:
+        if self.agent_token_file is None:
+            raise CellFailed("no agent token file: a remote server needs the run's agent token")
         spec.server.host = self.server_host
-        server = RemoteServer(self.server_agent, work / "server.log")
-        try:
-            spec.server.port = server.start(spec, pinning.server_cpus, pinning.applied)
-        except AgentError as exc:
-            raise CellFailed(str(exc)) from exc
+        server = RemoteServer(
+            self.server_agent, work / "server.log", read_token(self.agent_token_file)
+        )
+        spec.server.port = server.start(spec, pinning.server_cpus, pinning.applied)
         return server
 
     def _load(

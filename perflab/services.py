@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
+
+from perflab.net import port_open
+from perflab.procs import log_tail
 
 START_TIMEOUT_S = 30.0
 STOP_GRACE_S = 10.0
@@ -80,14 +82,6 @@ def load(home: Path, name: str) -> Service:
         raise ServiceError(f"service {name!r}: cannot read its definition {path}: {exc}") from exc
 
 
-def port_open(host: str, port: int, timeout_s: float = 0.5) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
-
-
 def pid(service: Service) -> int | None:
     """The live process of the service, or None (a stale pid file counts as stopped)."""
     try:
@@ -112,13 +106,6 @@ def read_env_file(path: str) -> dict[str, str]:
         if sep and not key.strip().startswith("#"):
             env[key.strip()] = value.strip()
     return env
-
-
-def log_tail(path: Path, lines: int = 10) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 def start(service: Service, timeout_s: float = START_TIMEOUT_S) -> bool:

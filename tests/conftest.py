@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import _posixsubprocess
 import os
+import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,10 +14,11 @@ import pytest
 import yaml
 
 from perflab.impls import HostPaths
-from perflab.runner import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP_VARS = REPO / "inventory" / "group_vars" / "all"
+# Fixtures that start servers and the agent through perflab.launch.
+pytest_plugins = ("tests.fixtures_live",)
 
 
 # --- test tiers ----------------------------------------------------------------------------
@@ -118,38 +119,24 @@ def host_paths() -> HostPaths:
 def study_vars(study: str) -> tuple[dict, dict]:
     """perflab_matrix_<study> and perflab_profiles_<study> as Ansible would read them."""
     data = yaml.safe_load((GROUP_VARS / f"{study}.yml").read_text())
-    return data[f"perflab_matrix_{study}"], data.get(f"perflab_profiles_{study}", {})
-
-
-@pytest.fixture
-def agent_url(host_paths, tmp_path) -> Iterator[str]:
-    """A real server agent on loopback (the netns topology runs the same code on its veth)."""
-    port = free_port("127.0.0.1")
-    log = (tmp_path / "agent.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "perflab",
-            "agent",
-            "--listen",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--home",
-            str(host_paths.home),
-            "--src",
-            str(REPO),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        cwd=REPO,
+    return (
+        resolve_group_vars(data[f"perflab_matrix_{study}"]),
+        resolve_group_vars(data.get(f"perflab_profiles_{study}", {})),
     )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+
+
+def resolve_group_vars(value):  # noqa: ANN001, ANN201 - any YAML value
+    """A value whose whole text is "{{ perflab_<name> }}" replaced by that group variable
+    (e.g. the calibration matrix's ghz_versions, kept once in ghz.yml), as Ansible would."""
+    if isinstance(value, dict):
+        return {key: resolve_group_vars(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve_group_vars(item) for item in value]
+    match = re.fullmatch(r"\{\{\s*(perflab_\w+)\s*\}\}", value) if isinstance(value, str) else None
+    if match is None:
+        return value
+    for path in sorted(GROUP_VARS.glob("*.yml")):
+        found = yaml.safe_load(path.read_text()) or {}
+        if match.group(1) in found:
+            return resolve_group_vars(found[match.group(1)])
+    raise KeyError(f"{value}: no such variable in {GROUP_VARS}")

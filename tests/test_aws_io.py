@@ -12,8 +12,8 @@ import pytest
 
 from perflab import aws_io, services
 from perflab.matrix import MatrixError, expand
+from perflab.net import free_port
 from perflab.parsers import parse_resources
-from perflab.runner import free_port
 from tests.conftest import REPO, study_vars
 
 KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}

@@ -18,10 +18,12 @@ import pytest
 
 from perflab import services
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.impls import command_argv, discover
+from perflab.impls import discover
+from perflab.launch import server_env, serving
 from perflab.load import load
+from perflab.net import free_port
 from perflab.parsers import read_raw_text
-from perflab.runner import CellRunner, ServerProcess, free_port
+from perflab.runner import CellRunner
 from tests.conftest import REPO, study_vars
 
 # Every test here starts S3, MongoDB, servers or ansible-playbook.
@@ -125,22 +127,17 @@ def test_bucket_holds_the_seeded_objects_and_mongo_round_trips_documents(deps):
 def test_server_answers_each_rpc_with_the_bucket_contents(name, deps, tmp_path):
     entry = IMPLS[name]
     impl = discover(REPO / "servers")[entry["impl"]]
-    port = free_port("127.0.0.1")
     options = {**entry.get("options", {}), **ENDPOINTS}
-    argv = command_argv(impl, deps, options, host="127.0.0.1", port=str(port))
-    runner = CellRunner(deps, tmp_path)
-    server = ServerProcess.start(argv, runner.env(), tmp_path / "server.log")
-    try:
-        server.wait_ready("127.0.0.1", port, timeout_s=60)
+    log = tmp_path / "server.log"
+    with serving(impl, deps, log, options=options, ready_timeout_s=60) as server:
         got = host_python(
             deps,
             CLIENT,
-            f"127.0.0.1:{port}",
+            f"127.0.0.1:{server.port}",
             ENDPOINTS["mongo_uri"],
-            f"objects_{server.proc.pid}",
-            env=runner.env(),
+            f"objects_{server.pid}",
+            env=server_env(deps),
         )
-    finally:
         note = server.stop()
     assert note == "", note
     assert server.proc.returncode == 0
@@ -338,9 +335,7 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
     assert rows["errors"] == 0
 
 
-def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(
-    deps, agent_url, tmp_path
-):
+def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, agent, tmp_path):
     """Multi-host topologies: S3, MongoDB and their latency proxies sit beside the server,
     so the server's agent starts and samples them, and the cell folder shows it all."""
     from perflab.matrix import expand
@@ -354,7 +349,13 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(
     )
     (spec,) = expand("remote", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
     spec.load.ghz_version = GHZ_VERSION
-    runner = CellRunner(deps, tmp_path, server_agent=agent_url, server_host="127.0.0.1")
+    runner = CellRunner(
+        deps,
+        tmp_path,
+        server_agent=agent.url,
+        server_host="127.0.0.1",
+        agent_token_file=agent.token_file,
+    )
     record = runner.run(spec)
     assert record is not None and record.status == "ok", record.error
     folder = tmp_path / "remote" / "aws_io" / spec.cell_id

@@ -11,8 +11,9 @@ import pytest
 
 import perflab
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.impls import command_argv, discover
-from perflab.runner import CellRunner, ServerProcess, free_port
+from perflab.impls import discover
+from perflab.launch import server_env, serving
+from perflab.runner import CellRunner
 from tests.conftest import REPO, study_vars
 
 # Every test here starts a real server.
@@ -30,29 +31,27 @@ def impls():
 @pytest.mark.parametrize("name", sorted(HELLO))
 def test_server_answers_a_python_client_and_stops_cleanly(name, impls, host_paths, tmp_path):
     entry = HELLO[name]
-    port = free_port("127.0.0.1")
-    argv = command_argv(
-        impls[entry["impl"]], host_paths, entry.get("options"), host="127.0.0.1", port=str(port)
-    )
-    runner = CellRunner(host_paths, tmp_path)
-    server = ServerProcess.start(argv, runner.env(), tmp_path / "server.log")
-    try:
-        server.wait_ready("127.0.0.1", port, timeout_s=30)
+    with serving(
+        impls[entry["impl"]],
+        host_paths,
+        tmp_path / "server.log",
+        options=entry.get("options"),
+        ready_timeout_s=30,
+    ) as server:
         reply = subprocess.run(
             [
                 str(host_paths.python),
                 str(REPO / "tests" / "clients" / "hello_client.py"),
-                f"127.0.0.1:{port}",
+                f"127.0.0.1:{server.port}",
                 "perflab",
             ],
             capture_output=True,
             text=True,
             timeout=30,
-            env=runner.env(),
+            env=server_env(host_paths),
             check=True,
         )
         assert reply.stdout.strip() == "Hello perflab"
-    finally:
         note = server.stop()
     assert note == "", note
     assert server.proc.returncode == 0, f"SIGTERM should end it cleanly: {server.proc.returncode}"

@@ -173,14 +173,20 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
 
 def assert_orders_cross_the_veth() -> None:
     from perflab.impls import HostPaths, command_argv, discover
-    from tests.test_orders_live import env, start, stop
+    from perflab.launch import launch_server, server_env
 
     paths = HostPaths(home=HOME, src=REPO)
     impls = discover(REPO / "servers")
-    server = command_argv(
-        impls["python/orders_server"], paths, {"workers": 4}, host="10.77.0.1", port="50051"
+    server = launch_server(
+        impls["python/orders_server"],
+        paths,
+        HOME / "netns" / "orders-server.log",
+        options={"workers": 4},
+        host="10.77.0.1",
+        port=50051,
+        prefix=["ip", "netns", "exec", "perflab-server"],
+        ready_timeout_s=30,
     )
-    proc = start(["ip", "netns", "exec", "perflab-server", *server], env(paths))
     try:
         out = HOME / "netns" / "client.json"
         client = command_argv(
@@ -192,7 +198,7 @@ def assert_orders_cross_the_veth() -> None:
         )
         done = subprocess.run(
             ["ip", "netns", "exec", "perflab-client", *client],
-            env=env(paths),
+            env=server_env(paths),
             capture_output=True,
             text=True,
             timeout=120,
@@ -203,7 +209,8 @@ def assert_orders_cross_the_veth() -> None:
         metrics = {m["metric"]: m["value"] for m in json.loads(out.read_text())["metrics"]}
         assert metrics["orders_ok"] == 20 and metrics["stamp_violations"] == 0
     finally:
-        assert stop(proc) == 0
+        note = server.stop()
+    assert note == "" and server.exit_code() == 0
 
 
 def test_inventory_names_only_the_addresses_the_playbook_creates():

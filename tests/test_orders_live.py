@@ -9,28 +9,21 @@ TLS uses a throwaway CA and server certificate made with openssl in the test's t
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
 import subprocess
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from perflab.impls import HostPaths, command_argv, discover
-from perflab.runner import free_port
+from perflab.launch import server_env, serving
+from perflab.net import free_port
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live
 
 IMPLS = discover(REPO / "servers")
 SECURITY = ["plaintext", "tls"]
-
-
-def env(paths: HostPaths) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(paths.gen / "python"), "PYTHONUNBUFFERED": "1"}
 
 
 def make_certs(folder: Path) -> Path:
@@ -93,51 +86,18 @@ def tls_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_certs(tmp_path_factory.mktemp("tls"))
 
 
-def start(argv: list[str], environ: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
-    seen = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
-            line = proc.stdout.readline()
-            seen += line
-            if line.strip() == b"READY":
-                return proc
-        if proc.poll() is not None:
-            break
-    proc.kill()
-    proc.wait()
-    pytest.fail(f"orders server never said READY:\n{seen.decode(errors='replace')}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> int:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            return proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail("orders server ignored SIGTERM for 10 s")
-    return proc.returncode
-
-
 @pytest.fixture(scope="module", params=SECURITY)
-def server(request, host_paths: HostPaths, tls_dir: Path):
+def server(request, host_paths: HostPaths, tls_dir: Path, tmp_path_factory):
     security = request.param
-    port = free_port("127.0.0.1")
-    argv = command_argv(
+    with serving(
         IMPLS["python/orders_server"],
         host_paths,
-        {"workers": 4, "security": security, "tls_dir": str(tls_dir)},
-        host="127.0.0.1",
-        port=str(port),
-    )
-    proc = start(argv, env(host_paths))
-    yield security, f"127.0.0.1:{port}"
-    assert stop(proc) == 0, "the server did not exit cleanly on SIGTERM"
+        tmp_path_factory.mktemp("orders") / "server.log",
+        options={"workers": 4, "security": security, "tls_dir": str(tls_dir)},
+        ready_timeout_s=30,
+    ) as server:
+        yield security, f"127.0.0.1:{server.port}"
+        assert server.stop() == "" and server.exit_code() == 0, "no clean exit on SIGTERM"
 
 
 # Calls the server directly with the generated stubs and prints every stamp it saw.
@@ -174,7 +134,7 @@ def test_every_order_is_answered_after_it_was_sent(server, host_paths, tls_dir):
     security, target = server
     done = subprocess.run(
         [str(host_paths.python), "-c", PROBE, target, security, str(tls_dir)],
-        env=env(host_paths),
+        env=server_env(host_paths),
         capture_output=True,
         text=True,
         timeout=60,
@@ -204,7 +164,9 @@ def test_parallel_client_writes_a_complete_report(server, host_paths, tls_dir, t
     argv = command_argv(
         IMPLS["python/orders_client"], host_paths, options, target=target, out=str(out)
     )
-    done = subprocess.run(argv, env=env(host_paths), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        argv, env=server_env(host_paths), capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     metrics = {m["metric"]: m["value"] for m in report["metrics"]}
@@ -229,7 +191,9 @@ def test_client_fails_when_no_server_answers(host_paths, tmp_path):
         target=f"127.0.0.1:{free_port('127.0.0.1')}",
         out=str(out),
     )
-    done = subprocess.run(argv, env=env(host_paths), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        argv, env=server_env(host_paths), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1
     report = json.loads(out.read_text())
     assert report["metrics"][0] == {"metric": "orders_ok", "value": 0, "unit": "orders"}

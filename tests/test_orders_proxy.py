@@ -12,9 +12,9 @@ import psutil
 import pytest
 
 from perflab.impls import command_argv
+from perflab.launch import server_env, serving
 from perflab.proxy import PROFILES, LatencyProxy, ProxyError, applied_delay_ms
-from perflab.runner import free_port
-from tests.test_orders_live import IMPLS, env, start, stop
+from tests.test_orders_live import IMPLS
 
 
 def test_profiles_are_the_issue_s_one_way_delays():
@@ -36,16 +36,18 @@ def test_missing_binary_is_named(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def server(host_paths):
+def server(host_paths, tmp_path_factory):
     if not (host_paths.bin / "toxiproxy-server").is_file():
         pytest.fail("no toxiproxy-server: roles/toxiproxy installs it (make setup)")
-    port = free_port("127.0.0.1")
-    argv = command_argv(
-        IMPLS["python/orders_server"], host_paths, {"workers": 4}, host="127.0.0.1", port=str(port)
-    )
-    proc = start(argv, env(host_paths))
-    yield f"127.0.0.1:{port}"
-    assert stop(proc) == 0
+    with serving(
+        IMPLS["python/orders_server"],
+        host_paths,
+        tmp_path_factory.mktemp("orders") / "server.log",
+        options={"workers": 4},
+        ready_timeout_s=30,
+    ) as server:
+        yield f"127.0.0.1:{server.port}"
+        assert server.stop() == "" and server.exit_code() == 0
 
 
 def run_client(host_paths, target: str, profile: str, out: Path) -> dict:
@@ -57,7 +59,12 @@ def run_client(host_paths, target: str, profile: str, out: Path) -> dict:
         out=str(out),
     )
     done = subprocess.run(
-        argv, env=env(host_paths), capture_output=True, text=True, timeout=120, cwd=out.parent
+        argv,
+        env=server_env(host_paths),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=out.parent,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())

@@ -8,19 +8,16 @@ and the clients with the host venv, exactly as the runner would (impl.toml comma
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from perflab.impls import HostPaths, Implementation, command_argv, discover
-from perflab.runner import free_port
+from perflab.launch import ServerProcess, server_env, serving
+from perflab.net import free_port
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live
@@ -39,59 +36,21 @@ STEADY = {"method": "steady", "steady_calls": 5, "warmup_calls": 1}
 NUMBERS = {"request_reply": 0, "stream_10": 10, "stream_100000": 100_000}
 
 
-def env(paths: HostPaths) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(paths.gen / "python"), "PYTHONUNBUFFERED": "1"}
-
-
-def start(argv: list[str], environ: dict[str, str]) -> subprocess.Popen[bytes]:
-    """Starts a server and waits (bounded) for its READY line."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
-    seen = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
-            line = proc.stdout.readline()
-            seen += line
-            if line.strip() == b"READY":
-                return proc
-        if proc.poll() is not None:
-            break
-    proc.kill()
-    proc.wait()
-    pytest.fail(f"{argv[0]} never said READY:\n{seen.decode(errors='replace')}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> int:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            return proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail("server ignored SIGTERM for 10 s")
-    return proc.returncode
-
-
 @pytest.fixture(scope="module")
-def numbers_server(host_paths: HostPaths):
-    server = IMPLS["cpp/numbers"]
+def numbers_server(host_paths: HostPaths, tmp_path_factory):
     if not (host_paths.bin / "numbers_server").is_file():
         pytest.fail(f"{host_paths.bin}/numbers_server is missing: run `make setup` first")
-    port = free_port("127.0.0.1")
-    argv = command_argv(server, host_paths, host="127.0.0.1", port=str(port))
-    proc = start(argv, env(host_paths))
-    yield f"127.0.0.1:{port}"
-    assert stop(proc) == 0, "the numbers server must exit cleanly on SIGTERM"
+    log = tmp_path_factory.mktemp("numbers") / "server.log"
+    with serving(IMPLS["cpp/numbers"], host_paths, log, ready_timeout_s=30) as server:
+        yield f"127.0.0.1:{server.port}"
+        assert server.stop() == "" and server.exit_code() == 0, "no clean exit on SIGTERM"
 
 
 def run_client(
     impl: Implementation, paths: HostPaths, target: str, out: Path, options: dict
 ) -> subprocess.CompletedProcess[str]:
     argv = command_argv(impl, paths, options, target=target, out=str(out))
-    return subprocess.run(argv, env=env(paths), capture_output=True, text=True, timeout=300)
+    return subprocess.run(argv, env=server_env(paths), capture_output=True, text=True, timeout=300)
 
 
 def metrics(out: Path) -> dict[str, float]:
@@ -177,9 +136,15 @@ def wrong_server(host_paths: HostPaths, tmp_path_factory):
     script = tmp_path_factory.mktemp("wrong") / "wrong_server.py"
     script.write_text(WRONG_SERVER)
     port = free_port("127.0.0.1")
-    proc = start([str(host_paths.python), str(script), str(port)], env(host_paths))
-    yield f"127.0.0.1:{port}"
-    stop(proc)
+    argv = [str(host_paths.python), str(script), str(port)]
+    server = ServerProcess.start(
+        argv, server_env(host_paths), script.with_suffix(".log"), "127.0.0.1", port
+    )
+    try:
+        server.wait_ready(30)
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("scenario", ["request_reply", "stream_10"])

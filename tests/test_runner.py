@@ -14,7 +14,9 @@ import pytest
 import perflab
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.impls import HostPaths
-from perflab.runner import CellRunner, plan_pinning
+from perflab.launch import plan_pinning
+from perflab.net import free_port, port_open
+from perflab.runner import CellRunner
 
 # Listens, says READY, then behaves as told by its first argument.
 SCRATCH_SERVER = textwrap.dedent("""
@@ -26,6 +28,7 @@ SCRATCH_SERVER = textwrap.dedent("""
     sock = socket.socket()
     sock.bind((host, port))
     sock.listen()
+    print(f"LISTENING {host}:{port}", flush=True)
     if mode == "silent":
         time.sleep(60)
     print("READY", flush=True)
@@ -38,7 +41,7 @@ SCRATCH_SERVER = textwrap.dedent("""
 
 def scratch_tree(tmp_path: Path) -> Path:
     src = tmp_path / "src"
-    for mode in ("crash", "silent", "dies"):
+    for mode in ("crash", "silent", "dies", "serves"):
         folder = src / "servers" / "scratch" / mode
         folder.mkdir(parents=True)
         (folder / "server.py").write_text(SCRATCH_SERVER)
@@ -54,7 +57,7 @@ def scratch_tree(tmp_path: Path) -> Path:
     return src
 
 
-def spec(mode: str, ready_timeout_s: float = 20.0) -> CellSpec:
+def spec(mode: str, ready_timeout_s: float = 20.0, port: int = 0) -> CellSpec:
     return CellSpec(
         run_id="run1",
         study="hello",
@@ -64,7 +67,7 @@ def spec(mode: str, ready_timeout_s: float = 20.0) -> CellSpec:
         client="ghz",
         params={"concurrency": 2},
         repeat=1,
-        server=ServerSpec(impl=f"scratch/{mode}", ready_timeout_s=ready_timeout_s),
+        server=ServerSpec(impl=f"scratch/{mode}", ready_timeout_s=ready_timeout_s, port=port),
         load=LoadSpec(
             kind="ghz",
             proto="hello.proto",
@@ -103,9 +106,27 @@ def test_server_that_crashes_at_start_fails_its_cell_with_the_reason(runner):
 
 @pytest.mark.live
 def test_server_that_never_gets_ready_fails_after_its_timeout(runner):
-    record = runner.run(spec("silent", ready_timeout_s=1.0))
+    port = free_port("127.0.0.1")
+    record = runner.run(spec("silent", ready_timeout_s=1.0, port=port))
     assert record.status == "failed"
     assert "not ready within 1 s" in record.error
+    # The server that never got ready is stopped, not left behind holding its port.
+    assert not port_open("127.0.0.1", port)
+
+
+@pytest.mark.live
+def test_cell_json_records_the_port_and_host_the_server_listened_on(runner):
+    """The spec asks for port 0 (any free port); the record says which one it was."""
+    record = runner.run(spec("serves"))
+    # No ghz in this scratch home: the load fails, after the server started and listened.
+    assert record.status == "failed"
+    cell_dir = runner.cell_dir(spec("serves"))
+    said = (cell_dir / "server.log").read_text().split("LISTENING ", 1)[1].split()[0]
+    server = json.loads((cell_dir / "cell.json").read_text())["spec"]["server"]
+    assert f"{server['host']}:{server['port']}" == said
+    assert server["port"] != 0
+    argv = json.loads((cell_dir / "server.argv.json").read_text())
+    assert argv[argv.index("--port") + 1] == str(server["port"])
 
 
 @pytest.mark.live

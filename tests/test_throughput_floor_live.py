@@ -14,7 +14,8 @@ import time
 import pytest
 
 from perflab.impls import command_argv, discover
-from perflab.runner import free_port, port_open
+from perflab.launch import ServerProcess, server_env
+from perflab.net import free_port, port_open
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live
@@ -27,10 +28,12 @@ def test_iperf3_wrappers_measure_one_stream_and_stop_cleanly(host_paths, tmp_pat
     server_argv = command_argv(
         IMPLS["floor/iperf3_server"], host_paths, host="127.0.0.1", port=str(port)
     )
-    server = subprocess.Popen(server_argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    server = ServerProcess.start(
+        server_argv, server_env(host_paths), tmp_path / "server.log", "127.0.0.1", port
+    )
     try:
-        assert server.stdout is not None
-        assert server.stdout.readline().strip() == b"READY"
+        # READY alone (no port probe here): the wrapper must say it only once iperf3 listens.
+        server.wait_ready(30, probe_port=False)
         assert port_open("127.0.0.1", port)
         out = tmp_path / "client.json"
         client_argv = command_argv(
@@ -47,9 +50,8 @@ def test_iperf3_wrappers_measure_one_stream_and_stop_cleanly(host_paths, tmp_pat
         assert (tmp_path / "iperf3.json").is_file()
     finally:
         began = time.monotonic()
-        server.terminate()
-        code = server.wait(10)
-    assert code == 0
+        note = server.stop()
+    assert note == "" and server.exit_code() == 0
     assert time.monotonic() - began < 5
     assert not port_open("127.0.0.1", port)
 

@@ -9,18 +9,19 @@ prefix's binaries and certificates from roles/tls_certs in {home}/tls) on 127.0.
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from perflab.cell import CellSpec
 from perflab.impls import HostPaths, command_argv, discover
-from perflab.runner import CellRunner, free_port
+from perflab.launch import ServerProcess, launch_server, server_env
+from perflab.net import free_port
+from perflab.runner import CellRunner
 from perflab.studies import throughput as study
 from tests.conftest import REPO
 
@@ -48,52 +49,25 @@ CHUNK = 1_000_000
 FAST_S = 15.0
 
 
-def env(paths: HostPaths) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(paths.gen / "python"), "PYTHONUNBUFFERED": "1"}
-
-
+@dataclass
 class Server:
-    """A started server, the SHA-256 it printed, and its output for failure messages."""
+    """A started server and the SHA-256 of its payload, which it printed before READY."""
 
-    def __init__(self, argv: list[str], environ: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ
-        )
-        self.sha256 = ""
-        self.output = b""
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
-            if not ready:
-                continue
-            line = self.proc.stdout.readline()
-            self.output += line
-            if line.startswith(b"SHA256 "):
-                self.sha256 = line.split()[1].decode()
-            if line.strip() == b"READY":
-                return
-        self.stop()
-        raise AssertionError(f"{argv[0]} did not say READY:\n{self.output.decode()}")
+    process: ServerProcess
+    sha256: str
 
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+    def stop(self) -> str:
+        return self.process.stop()
 
 
 def start_server(
-    paths: HostPaths, name: str, security: str, port: int, **options: object
+    paths: HostPaths, name: str, security: str, log_dir: Path, **options: object
 ) -> Server:
-    argv = command_argv(
+    process = launch_server(
         IMPLS[SERVERS[name]],
         paths,
-        {
+        log_dir / f"{name}-{security}.log",
+        options={
             **API.get(name, {}),
             "size": SIZE,
             "chunk_bytes": CHUNK,
@@ -101,10 +75,11 @@ def start_server(
             "checksum": 1,
             **options,
         },
-        host="127.0.0.1",
-        port=str(port),
+        ready_timeout_s=30,
     )
-    return Server(argv, env(paths))
+    said = process.log_path.read_text().splitlines()
+    sha256 = next((line.split()[1] for line in said if line.startswith("SHA256 ")), "")
+    return Server(process, sha256)
 
 
 def run_client(
@@ -125,31 +100,32 @@ def run_client(
         out=str(out),
     )
     return subprocess.run(
-        argv, capture_output=True, text=True, env=env(paths), timeout=FAST_S, check=False
+        argv, capture_output=True, text=True, env=server_env(paths), timeout=FAST_S, check=False
     )
 
 
 class ServerPool:
     """Servers started on first use, one per (implementation, security), stopped at the end."""
 
-    def __init__(self, paths: HostPaths) -> None:
+    def __init__(self, paths: HostPaths, log_dir: Path) -> None:
         self.paths = paths
-        self.started: dict[tuple[str, str], tuple[Server, int]] = {}
+        self.log_dir = log_dir
+        self.started: dict[tuple[str, str], Server] = {}
 
     def get(self, name: str, security: str) -> tuple[Server, int]:
         if (name, security) not in self.started:
-            port = free_port("127.0.0.1")
-            self.started[name, security] = (start_server(self.paths, name, security, port), port)
-        return self.started[name, security]
+            self.started[name, security] = start_server(self.paths, name, security, self.log_dir)
+        server = self.started[name, security]
+        return server, server.process.port
 
     def stop(self) -> None:
-        for server, _ in self.started.values():
+        for server in self.started.values():
             server.stop()
 
 
 @pytest.fixture(scope="module")
-def pool(host_paths: HostPaths) -> Iterator[ServerPool]:
-    servers = ServerPool(host_paths)
+def pool(host_paths: HostPaths, tmp_path_factory) -> Iterator[ServerPool]:
+    servers = ServerPool(host_paths, tmp_path_factory.mktemp("servers"))
     try:
         yield servers
     finally:
@@ -271,7 +247,9 @@ def test_missing_server_certificates_stop_the_server_before_ready(server, host_p
         host="127.0.0.1",
         port=str(free_port("127.0.0.1")),
     )
-    done = subprocess.run(argv, capture_output=True, text=True, env=env(host_paths), timeout=30)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=server_env(host_paths), timeout=30
+    )
     assert done.returncode != 0
     assert "READY" not in done.stdout
     assert "cannot set up tls" in done.stderr

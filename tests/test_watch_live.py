@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
-import signal
 import subprocess
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ import psutil
 import pytest
 
 from perflab.impls import HostPaths, command_argv, discover
-from perflab.runner import free_port
+from perflab.launch import serving
 from perflab.studies.watch import STRATEGIES
 from tests.conftest import REPO, study_vars
 
@@ -97,10 +96,6 @@ CANCEL = textwrap.dedent(
 )
 
 
-def env(paths: HostPaths) -> dict[str, str]:
-    return {**os.environ, "PYTHONUNBUFFERED": "1"}
-
-
 @pytest.fixture(scope="module")
 def built(host_paths: HostPaths) -> HostPaths:
     for path in (host_paths.home / "node/watch/dist/server.js", host_paths.bin / "watch_client_go"):
@@ -112,35 +107,15 @@ def built(host_paths: HostPaths) -> HostPaths:
 @contextmanager
 def watch_server(paths: HostPaths, strategy: str, **folder: object) -> Iterator[tuple[str, int]]:
     """A running server with this strategy; yields its target and pid, stops it after."""
-    port = free_port("127.0.0.1")
     options = {**FOLDER, **folder, "strategy": strategy}
-    argv = command_argv(SERVER, paths, options, host="127.0.0.1", port=str(port))
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env(paths))
-    assert proc.stdout is not None
-    try:
-        deadline, seen = time.monotonic() + 30, b""
-        while True:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail(
-                    f"{strategy}: server never said READY:\n{seen.decode(errors='replace')}"
-                )
-            if select.select([proc.stdout], [], [], 0.2)[0]:
-                line = proc.stdout.readline()
-                seen += line
-                if line.strip() == b"READY":
-                    break
-        yield f"127.0.0.1:{port}", proc.pid
-        assert proc.poll() is None, f"{strategy}: the server died during the test"
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                code = proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                pytest.fail(f"{strategy}: server ignored SIGTERM for 10 s")
-            assert code == 0, f"{strategy}: server exited with {code} on SIGTERM"
+    with tempfile.TemporaryDirectory() as logs:
+        log = Path(logs) / "server.log"
+        with serving(SERVER, paths, log, options=options, ready_timeout_s=30) as server:
+            yield f"127.0.0.1:{server.port}", server.pid
+            assert server.exit_code() is None, f"{strategy}: the server died during the test"
+            note = server.stop()
+            assert note == "", f"{strategy}: {note}"
+            assert server.exit_code() == 0, f"{strategy}: exited {server.exit_code()} on SIGTERM"
 
 
 def probe(paths: HostPaths, target: str, folder: str) -> dict:

@@ -1,0 +1,132 @@
+"""The runner's side of the server agent (perflab.agent): ask it to start a cell's server,
+and bring the server's log and samples back into the cell folder when it stops.
+
+Every request carries the run's agent token (`Authorization: Bearer <token>`), read from a
+file the server_agent role copied to this host (mode 0600). The token never enters a
+cell spec, a cell.json or any other record.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from perflab.cell import CellSpec
+from perflab.sampler import COLUMNS
+
+REQUEST_TIMEOUT_S = 30.0
+
+
+class AgentError(RuntimeError):
+    """The agent refused or could not be reached; the text says which and why."""
+
+
+def read_token(path: Path) -> str:
+    """The agent token kept in path; AgentError naming the file when there is none."""
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        raise AgentError(f"agent token file {path}: {exc.strerror or exc}") from exc
+    if not token:
+        raise AgentError(f"agent token file {path} is empty")
+    return token
+
+
+def call(url: str, path: str, token: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One request to an agent; its refusals and absence become AgentError."""
+    data = None if payload is None else json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(
+        url.rstrip("/") + path,
+        data=data,
+        method="GET" if payload is None else "POST",
+        headers=headers,
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            reason = json.loads(exc.read()).get("error", "")
+        except (ValueError, OSError):
+            reason = ""
+        raise AgentError(
+            f"server agent {url} refused {path} ({exc.code}): {reason or exc.reason}"
+        ) from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise AgentError(f"server agent {url} unreachable: {exc}") from exc
+
+
+class RemoteServer:
+    """The runner's handle on a server the agent started; mirrors launch.ServerProcess."""
+
+    def __init__(self, url: str, log_path: Path, token: str) -> None:
+        self.url = url
+        self.log_path = log_path
+        self.token = token
+        self.result: dict[str, Any] | None = None
+
+    def start(self, spec: CellSpec, server_cpus: list[int], pin: bool) -> int:
+        reply = call(
+            self.url,
+            "/start",
+            self.token,
+            {"spec": json.loads(spec.to_json()), "server_cpus": server_cpus, "pin": pin},
+        )
+        (self.log_path.parent / "server.argv.json").write_text(json.dumps(reply["argv"]))
+        return int(reply["port"])
+
+    def exit_code(self) -> int | None:
+        if self.result is not None:
+            return self.result["exit_code"]
+        try:
+            return call(self.url, "/status", self.token).get("exit_code")
+        except AgentError:
+            return None
+
+    def stop(self) -> str:
+        """Stops the server and keeps its log; returns a note as ServerProcess.stop does."""
+        self.result = call(self.url, "/stop", self.token, {})
+        self.log_path.write_text(self.result["server_log"])
+        for name, text in self.result.get("files", {}).items():
+            (self.log_path.parent / Path(name).name).write_text(text)
+        return self.result["note"]
+
+    def dependencies_died(self) -> list[str]:
+        return list(self.result.get("dependencies_died", [])) if self.result else []
+
+    def notes(self) -> list[str]:
+        return list(self.result.get("notes", [])) if self.result else []
+
+    def merge_samples(self, resources: Path, phases: list[tuple[float, str]], t0: float) -> None:
+        """Appends the agent's server samples to the cell's resources.csv.
+
+        Times are moved onto the runner's clock (both hosts' wall clocks; on netns they
+        are one clock) and each sample takes the phase the runner was in at that time.
+        """
+        if self.result is None:
+            return
+        shift = self.result["started_wall"] - t0
+        rows = list(csv.DictReader(io.StringIO(self.result["resources_csv"])))
+        with resources.open("a", newline="") as handle:
+            writer = csv.writer(handle)
+            for row in rows:
+                row["t"] = str(round(float(row["t"]) + shift, 3))
+                row["phase"] = phase_at(phases, float(row["t"]))
+                writer.writerow([row[c] for c in COLUMNS])
+
+
+def phase_at(phases: list[tuple[float, str]], t: float) -> str:
+    """The phase the runner had entered last at time t (its first phase before that)."""
+    current = phases[0][1] if phases else "start"
+    for start, name in phases:
+        if start <= t:
+            current = name
+    return current

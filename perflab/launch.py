@@ -1,0 +1,274 @@
+"""The one way a server is started: its impl.toml command and options, pinned to its CPUs,
+in the host prefix's environment; then wait for READY, sample it, and stop it.
+
+The runner (a server on this host), the agent (a server on the servers host, for a runner
+elsewhere) and the live tests all start servers through `launch_server` (or `serving`, its
+context-manager form), so a server behaves the same wherever it runs. What the server
+itself calls is started beside it here too: its dependencies (perflab.services) and its
+latency proxies (perflab.proxy).
+
+A server says it is ready by printing a line `READY` on stdout once it listens; stdout and
+stderr both go to its log. Stopping sends SIGTERM, waits STOP_GRACE_S, then kills the
+process group and says so in a note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import psutil
+
+from perflab.cell import CellSpec
+from perflab.impls import HostPaths, Implementation, UnknownImplementation, command_argv
+from perflab.net import free_port, port_open
+from perflab.procs import log_tail
+from perflab.proxy import LatencyProxy, ProxyError
+from perflab.sampler import ResourceSampler
+
+STOP_GRACE_S = 10.0
+
+
+class LaunchError(RuntimeError):
+    """A server (or what it needs) could not be started or never got ready; says why."""
+
+
+@dataclass
+class Pinning:
+    server_cpus: list[int]
+    client_cpus: list[int]
+    applied: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def plan_pinning(cpus: list[int] | None = None) -> Pinning:
+    """Disjoint CPU sets for server and load generator on hosts with >= 2 CPUs."""
+    cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
+    if len(cpus) < 2 or shutil.which("taskset") is None:
+        return Pinning(cpus, cpus, applied=False)
+    half = len(cpus) // 2
+    return Pinning(cpus[:half], cpus[half:], applied=True)
+
+
+def pinned(argv: list[str], cpus: list[int], pinning: Pinning) -> list[str]:
+    if not pinning.applied or not cpus:
+        return argv
+    return ["taskset", "-c", ",".join(map(str, cpus)), *argv]
+
+
+def server_env(paths: HostPaths, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment servers and clients run in: they import generated code from the
+    host prefix, and print unbuffered so READY and errors reach the log at once."""
+    return {
+        **os.environ,
+        "PYTHONPATH": str(paths.gen / "python"),
+        "PYTHONUNBUFFERED": "1",
+        **(extra or {}),
+    }
+
+
+def check_memory(needed: int) -> None:
+    available = psutil.virtual_memory().available
+    if needed and needed > available:
+        raise LaunchError(
+            f"refused before start: the server needs {needed / 2**30:.2f} GiB but only "
+            f"{available / 2**30:.2f} GiB is available on this host"
+        )
+
+
+@dataclass
+class ServerProcess:
+    """A started server, its log, where it listens, and whether it said READY."""
+
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    argv: list[str] = field(default_factory=list)  # as the implementation's command, unpinned
+    host: str = ""
+    port: int = 0
+    ready: threading.Event = field(default_factory=threading.Event)
+
+    @classmethod
+    def start(
+        cls,
+        argv: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        host: str = "",
+        port: int = 0,
+        cwd: Path | None = None,
+    ) -> ServerProcess:
+        """Starts argv in its own session (a cell's signals never reach it), logging to log_path."""
+        log = log_path.open("wb")
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        server = cls(proc, log_path, list(argv), host, port)
+        threading.Thread(target=server._pump, args=(log,), daemon=True).start()
+        return server
+
+    def _pump(self, log: IO[bytes]) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            log.write(line)
+            log.flush()
+            if line.strip() == b"READY":
+                self.ready.set()
+        log.close()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def exit_code(self) -> int | None:
+        return self.proc.poll()
+
+    def wait_ready(self, timeout_s: float, probe_port: bool = True) -> None:
+        """Until READY (and, with probe_port, its port accepting connections), or LaunchError.
+
+        probe_port=False for a server this host cannot reach (another network namespace).
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise LaunchError(
+                    f"server exited with code {self.proc.returncode} before READY:\n"
+                    f"{log_tail(self.log_path)}"
+                )
+            if self.ready.wait(0.05) and (not probe_port or port_open(self.host, self.port)):
+                return
+        raise LaunchError(f"server not ready within {timeout_s:.0f} s:\n{log_tail(self.log_path)}")
+
+    def stop(self) -> str:
+        """Stops the server; returns a note if it had to be killed."""
+        if self.proc.poll() is not None:
+            return ""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(STOP_GRACE_S)
+            return ""
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            return f"server ignored SIGTERM for {STOP_GRACE_S:.0f} s and was killed"
+
+
+def launch_server(
+    impl: Implementation,
+    paths: HostPaths,
+    log_path: Path,
+    *,
+    options: Mapping[str, object] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    env: Mapping[str, str] | None = None,
+    pinning: Pinning | None = None,
+    sampler: ResourceSampler | None = None,
+    ready_timeout_s: float = 60.0,
+    memory_bytes: int = 0,
+    prefix: list[str] | None = None,
+) -> ServerProcess:
+    """Starts impl on host:port (0: a free port), waits for READY and returns it.
+
+    A server that does not get ready is stopped before LaunchError is raised, so nothing
+    is left behind. env is laid over server_env; prefix runs the command through another
+    (e.g. `ip netns exec <ns>`; the port is then not probed from here).
+    """
+    check_memory(memory_bytes)
+    port = port or free_port(host)
+    try:
+        argv = command_argv(impl, paths, dict(options or {}), host=host, port=str(port))
+    except UnknownImplementation as exc:
+        raise LaunchError(str(exc)) from exc
+    full = [*(prefix or []), *argv]
+    if pinning is not None:
+        full = pinned(full, pinning.server_cpus, pinning)
+    server = ServerProcess.start(full, server_env(paths, env), log_path, host, port)
+    server.argv = argv
+    if sampler is not None:
+        sampler.watch("server", server.pid)
+    try:
+        server.wait_ready(ready_timeout_s, probe_port=not prefix)
+    except LaunchError:
+        server.stop()
+        raise
+    return server
+
+
+@contextmanager
+def serving(
+    impl: Implementation, paths: HostPaths, log_path: Path, **kwargs: Any
+) -> Iterator[ServerProcess]:
+    """launch_server for a `with` block: the server is stopped when the block ends."""
+    server = launch_server(impl, paths, log_path, **kwargs)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def start_dependencies(
+    services_home: Path, names: list[str], sampler: ResourceSampler
+) -> tuple[dict[str, int], list[str]]:
+    """Each named service's pid, started first when it is down (a note says so), sampled."""
+    from perflab.services import ServiceError, ensure
+
+    pids: dict[str, int] = {}
+    notes: list[str] = []
+    for name in names:
+        try:
+            pid, note = ensure(services_home, name)
+        except ServiceError as exc:
+            raise LaunchError(f"refused before start: {exc}") from exc
+        if note:
+            notes.append(note)
+        sampler.watch(f"dependency_{name}", pid)
+        pids[name] = pid
+    return pids, notes
+
+
+def start_proxies(binary: Path, spec: CellSpec, work: Path) -> list[LatencyProxy]:
+    """A Toxiproxy per latency_proxies entry; the server is pointed at each one.
+
+    Its log and proxies.json (what each proxy applied) are written into work.
+    """
+    proxies: list[LatencyProxy] = []
+    for entry in spec.latency_proxies:
+        option = str(entry["option"])
+        try:
+            proxy = LatencyProxy.start(
+                binary,
+                upstream=str(entry["upstream"]),
+                one_way_ms=entry.get("one_way_ms"),
+                log_path=work / f"proxy-{option}.log",
+            )
+        except ProxyError as exc:
+            for started in proxies:
+                started.stop()
+            raise LaunchError(f"latency proxy for {option}: {exc}") from exc
+        proxies.append(proxy)
+        spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
+    if proxies:
+        described = {
+            str(e["option"]): p.describe()
+            for e, p in zip(spec.latency_proxies, proxies, strict=True)
+        }
+        (work / "proxies.json").write_text(json.dumps(described, indent=2))
+    return proxies

@@ -1,0 +1,45 @@
+"""What a run id may be: one safe folder name under data/ and reports/.
+
+A run id becomes a path (data/<run_id>/, reports/<run_id>/, the hosts' runs folders), so it
+is one path component of plain characters: no '/', no '..', no leading '.' (hidden, or the
+parent) or '-' (read as an option by the tools it is passed to). The same pattern is asserted
+in playbooks/run_start.yml (tests/test_hostile_input.py keeps the two equal).
+
+Standard library only: make runs it with the system Python before the venv exists.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+RUN_ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def validate_run_id(value: str) -> str:
+    """The run id itself when it is safe; else ValueError in one line naming it and the rule."""
+    if not isinstance(value, str) or not _RUN_ID.fullmatch(value):
+        raise ValueError(
+            f"run id {value!r} refused: a run id matches {RUN_ID_PATTERN} (letters, digits, "
+            "'_', '.', '-'; no '/', no '..', no leading '.' or '-'; at most 128 characters)"
+        )
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m perflab.runid <id>`: exit 0 if safe, else the one-line refusal and 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m perflab.runid <run_id>", file=sys.stderr)
+        return 2
+    try:
+        validate_run_id(args[0])
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

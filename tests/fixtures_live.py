@@ -1,0 +1,76 @@
+"""Fixtures of the live tests (registered by conftest.py's pytest_plugins): servers and the
+server agent started the way perflab starts them, through perflab.launch.
+
+Live tests start an implementation with `perflab.launch.serving(impl, paths, log, ...)`
+(its impl.toml command and options, READY awaited, SIGTERM at the end); the agent fixture
+below starts a real `perflab agent` with a token, as roles/server_agent does.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from perflab.impls import HostPaths
+from perflab.launch import ServerProcess
+from perflab.net import free_port
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class AgentHandle:
+    """A running agent: where it answers, the token file its runners read, and its log."""
+
+    url: str
+    token_file: Path
+    log_path: Path
+    process: ServerProcess
+
+    @property
+    def token(self) -> str:
+        return self.token_file.read_text().strip()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def write_token(path: Path) -> Path:
+    """A fresh token, mode 0600 from the start, as the server_agent role copies it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_urlsafe(32) + "\n")
+    return path
+
+
+@pytest.fixture
+def agent(host_paths: HostPaths, tmp_path: Path) -> Iterator[AgentHandle]:
+    """A real server agent on loopback (the netns topology runs the same code on its veth)."""
+    port = free_port("127.0.0.1")
+    token_file = write_token(tmp_path / "agent-token")
+    argv = [
+        sys.executable,
+        "-m",
+        "perflab",
+        "agent",
+        "--listen=127.0.0.1",
+        f"--port={port}",
+        f"--token-file={token_file}",
+        f"--home={host_paths.home}",
+        f"--src={REPO}",
+    ]
+    process = ServerProcess.start(
+        argv, dict(os.environ), tmp_path / "agent.log", "127.0.0.1", port, cwd=REPO
+    )
+    try:
+        process.wait_ready(30)
+        yield AgentHandle(f"http://127.0.0.1:{port}", token_file, tmp_path / "agent.log", process)
+    finally:
+        process.stop()

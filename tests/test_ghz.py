@@ -1,0 +1,52 @@
+"""ghz: one list of versions for the role that installs them and the calibration that
+measures them, and every command line carries the cell's HTTP/2 connection count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from perflab.cell import LoadSpec
+from perflab.ghz import ghz_argv
+from tests.conftest import GROUP_VARS, REPO, study_vars
+
+ONE_SOURCE = "{{ perflab_ghz_versions }}"
+
+
+def test_installed_and_calibrated_ghz_versions_come_from_one_variable():
+    role = yaml.safe_load((REPO / "roles" / "ghz" / "defaults" / "main.yml").read_text())
+    calibration = yaml.safe_load((GROUP_VARS / "calibration.yml").read_text())
+    # Both refer to the variable rather than holding a list: they cannot diverge.
+    assert role["ghz_versions"] == ONE_SOURCE
+    assert calibration["perflab_matrix_calibration"]["ghz_versions"] == ONE_SOURCE
+    versions = yaml.safe_load((GROUP_VARS / "ghz.yml").read_text())["perflab_ghz_versions"]
+    assert versions and all(isinstance(v, str) and v.count(".") == 2 for v in versions)
+    assert study_vars("calibration")[0]["ghz_versions"] == versions
+    # The variable is defined once across the group variables.
+    defined = [
+        path.name
+        for path in GROUP_VARS.glob("*.yml")
+        if "perflab_ghz_versions" in (yaml.safe_load(path.read_text()) or {})
+    ]
+    assert defined == ["ghz.yml"]
+
+
+def load(**changes: object) -> LoadSpec:
+    spec = LoadSpec(
+        kind="ghz",
+        proto="hello.proto",
+        call="helloworld.Greeter.SayHello",
+        concurrency=50,
+        duration_s=2,
+    )
+    for key, value in changes.items():
+        setattr(spec, key, value)
+    return spec
+
+
+def test_ghz_spreads_the_concurrency_over_the_cells_connections():
+    args = ghz_argv(Path("ghz"), load(connections=5), Path("proto"), "h:1", 2, Path("o.json"))
+    assert "--connections=5" in args and "--concurrency=50" in args
+    default = ghz_argv(Path("ghz"), load(), Path("proto"), "h:1", 2, Path("o.json"))
+    assert "--connections=1" in default  # ghz's own default, what the seeds ran, now on record
