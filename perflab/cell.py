@@ -32,6 +32,9 @@ class LoadSpec:
     call: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 1
+    # HTTP/2 connections ghz spreads `concurrency` over (ghz --connections); 1, ghz's
+    # default, is what the seeds ran. Cells recorded before this field read as 1.
+    connections: int = 1
     total: int | None = None  # ghz -n (the seed shape); None when duration-based
     duration_s: float | None = None
     warmup_total: int | None = None

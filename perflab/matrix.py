@@ -8,11 +8,12 @@ anything runs; a value that makes no sense is refused with the key that holds it
 from __future__ import annotations
 
 import copy
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.cell import CellSpec
+from perflab.cell import CellSpec, LoadSpec
+from perflab.study import Expander, UnknownStudy, get_study
 
 PROFILES = ("smoke", "quick", "full")
 
@@ -63,25 +64,105 @@ def require_choice(key: str, values: Any, allowed: Iterable[str]) -> list[str]:
     return values
 
 
+def require_int_at_least(key: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise MatrixError(f"{key}: {value!r} is not an integer >= {minimum}")
+    return value
+
+
+def validate_implementations(key: str, table: Any, known_impls: set[str]) -> dict[str, Any]:
+    """{name: {impl: <language>/<folder>, options: {...}}}: every impl has an impl.toml."""
+    if not isinstance(table, dict) or not table:
+        raise MatrixError(f"{key}: expected a mapping of implementation name to its folder")
+    for name, entry in table.items():
+        if not isinstance(entry, dict) or "impl" not in entry:
+            raise MatrixError(f"{key}.{name}: expected {{impl: <language>/<folder>, options: ...}}")
+        if entry["impl"] not in known_impls:
+            raise MatrixError(
+                f"{key}.{name}.impl: unknown server {entry['impl']!r}; known: {sorted(known_impls)}"
+            )
+        if not isinstance(entry.get("options", {}), dict):
+            raise MatrixError(f"{key}.{name}.options: expected a mapping")
+    return table
+
+
+def validate_named_impl(key: str, entry: Any, known_impls: set[str]) -> dict[str, Any]:
+    """{name: <label>, impl: <language>/<folder>}: one server or client of a study."""
+    if not isinstance(entry, dict) or not {"name", "impl"} <= set(entry):
+        raise MatrixError(f"{key}: expected {{name: <label>, impl: <language>/<folder>}}")
+    if entry["impl"] not in known_impls:
+        raise MatrixError(f"{key}.impl: unknown {entry['impl']!r}; known: {sorted(known_impls)}")
+    return entry
+
+
+# --- ghz studies ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GhzCall:
+    """The RPC ghz calls: its proto (under proto/), method and request."""
+
+    proto: str
+    call: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def load(self, concurrency: int, connections: int, **shape: Any) -> LoadSpec:
+        """A ghz LoadSpec of this call; `shape`: total/warmup_total or duration_s/warmup_s,
+        and any other LoadSpec field (ghz_version, timeout_s)."""
+        return LoadSpec(
+            kind="ghz",
+            proto=self.proto,
+            call=self.call,
+            data=copy.deepcopy(self.data),
+            concurrency=concurrency,
+            connections=connections,
+            **shape,
+        )
+
+
+# The compute-only hello RPC: the hello study's load and the calibration's reference.
+HELLO_RPC = GhzCall("hello.proto", "helloworld.Greeter.SayHello", {"name": "perflab"})
+# What the seeds ran: ghz's default, every concurrent worker on one HTTP/2 connection.
+DEFAULT_CONNECTIONS = [1]
+
+
+def ghz_connections(prefix: str, config: dict[str, Any], concurrencies: list[int]) -> list[int]:
+    """`connections`: the HTTP/2 connections ghz spreads its concurrency over, one cell each.
+
+    ghz gives every connection concurrency / connections workers, so a value above the
+    smallest concurrency would leave connections idle: refused, naming the key.
+    """
+    key = f"{prefix}.connections"
+    connections = require_positive_ints(key, config.get("connections", DEFAULT_CONNECTIONS))
+    smallest = min(concurrencies)
+    for value in connections:
+        if value > smallest:
+            raise MatrixError(
+                f"{key}: {value} is above concurrency {smallest} (ghz spreads the concurrency "
+                "over the connections)"
+            )
+    return connections
+
+
+def connections_suffix(connections: int) -> str:
+    """Cell ids of one connection stay what they were before connections was a key."""
+    return "" if connections == 1 else f"-k{connections}"
+
+
 def interleave_repeats(cells: list[CellSpec]) -> list[CellSpec]:
     """Repeat 1 of every cell, then repeat 2, ...: slow drift of the host spreads over all."""
     return sorted(cells, key=lambda cell: cell.repeat)
 
 
-Expander = Callable[[str, dict[str, Any], set[str]], list[CellSpec]]
-
-
 def expander(study: str) -> Expander:
-    """perflab.studies.<study>.expand: adding a study adds a module, not a line here."""
-    if not study.isidentifier():
-        raise MatrixError(f"perflab_studies: {study!r} is not a study id")
+    """perflab.studies.<study>.STUDY.expand: adding a study adds a package, not a line here.
+
+    Only a missing package is refused as "no study"; an error inside a study propagates.
+    """
     try:
-        module = importlib.import_module(f"perflab.studies.{study}")
-    except ModuleNotFoundError as exc:
-        raise MatrixError(
-            f"perflab_studies: no study {study!r} (no perflab/studies/{study}.py)"
-        ) from exc
-    return module.expand
+        return get_study(study).expand
+    except UnknownStudy as exc:
+        raise MatrixError(f"perflab_studies: {exc}") from exc
 
 
 def expand(

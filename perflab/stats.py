@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,16 +71,47 @@ def compare_published(
     measured: pd.DataFrame,
     published: pd.DataFrame,
     on: list[str],
-    metric: str,
+    metric: str | Mapping[str, str],
+    how: str = "outer",
+    sort: bool = True,
 ) -> pd.DataFrame:
-    """Published next to measured (median) with the ratio measured/published."""
-    mine = measured[measured["metric"] == metric][[*on, "median", "ci_low", "ci_high", "unit"]]
-    theirs = published[published["metric"] == metric][[*on, "value", "source"]]
-    table = theirs.merge(mine, on=on, how="outer").rename(
-        columns={"value": "published", "median": "measured"}
+    """Published next to measured (median and interval) with the ratio measured/published.
+
+    `measured`: a `summarize` frame (on..., metric, unit, median, ci_low, ci_high, n, and any
+    other columns, which are kept); `published`: data/reference rows (on..., metric, value,
+    unit, source). `metric`: the name both use, or {published name: measured name} where a
+    study names it differently (rows keep the published name). `how`: "outer" keeps every
+    row of both sides, "left" what the seed published only, "right" what was measured only.
+    Sorted by `on` unless `sort` is False (then a left join keeps the seed's order).
+
+    Columns: on..., metric, unit (the seed's, else ours), published, measured, ci_low,
+    ci_high, source, ratio, then the measured side's other columns.
+    """
+    import pandas as pd
+
+    names = {metric: metric} if isinstance(metric, str) else dict(metric)
+    theirs = published[published["metric"].isin(list(names))]
+    theirs = theirs[[*on, "metric", "value", *(c for c in ("unit", "source") if c in theirs)]]
+    theirs = theirs.rename(columns={"value": "published"})
+    theirs["measured_metric"] = theirs["metric"].map(names)
+    if {"metric", "median"} <= set(measured.columns):
+        mine = measured[measured["metric"].isin(list(names.values()))]
+    else:  # an empty frame without columns: nothing was measured
+        mine = pd.DataFrame(columns=[*on, "metric", "unit", "median", "ci_low", "ci_high"])
+    mine = mine.rename(
+        columns={"metric": "measured_metric", "unit": "measured_unit", "median": "measured"}
     )
+    table = theirs.merge(mine, on=[*on, "measured_metric"], how=how)
+    by_ours = {ours: theirs_name for theirs_name, ours in names.items()}
+    table["metric"] = table["metric"].fillna(table["measured_metric"].map(by_ours))
+    unit = table["unit"] if "unit" in table else pd.Series(pd.NA, index=table.index)
+    table["unit"] = unit.fillna(table["measured_unit"]) if "measured_unit" in table else unit
     table["ratio"] = table["measured"] / table["published"]
-    return table.sort_values(on).reset_index(drop=True)
+    first = [*on, "metric", "unit", "published", "measured", "ci_low", "ci_high", "source", "ratio"]
+    first = [c for c in first if c in table]
+    rest = [c for c in table if c not in first and c not in ("measured_metric", "measured_unit")]
+    table = table[first + rest]
+    return table.sort_values(on).reset_index(drop=True) if sort else table.reset_index(drop=True)
 
 
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:

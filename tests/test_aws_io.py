@@ -10,10 +10,11 @@ import time
 import pandas as pd
 import pytest
 
-from perflab import aws_io, services
+from perflab import services
 from perflab.matrix import MatrixError, expand
 from perflab.net import free_port
 from perflab.parsers import parse_resources
+from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, study_vars
 
 KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}
@@ -50,6 +51,7 @@ def test_quick_profile_covers_every_server_scenario_and_shape_at_two_concurrenci
     assert cell.params == {
         "shape": "seed_n200",
         "concurrency": 50,
+        "connections": 1,
         "objects": 893,
         "latency_profile": "none",
         "total": 200,

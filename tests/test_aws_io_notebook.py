@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from perflab import aws_io
 from perflab.load import load, load_cells
 from perflab.report import render
+from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "aws_io_fixture"

@@ -75,9 +75,59 @@ def test_profile_override_of_unknown_key_is_refused():
         expand("run1", "hello", matrix, profiles, "smoke", KNOWN)
 
 
-def test_unknown_study_is_refused():
-    with pytest.raises(MatrixError, match="no study 'nosuch'"):
+def test_unknown_study_is_refused_listing_the_known_ones():
+    with pytest.raises(MatrixError, match="no study 'nosuch'") as err:
         expand("run1", "nosuch", {"a": 1}, {}, "quick", KNOWN)
+    for known in ("hello", "aws_io", "calibration"):
+        assert known in str(err.value)
+
+
+def test_an_import_error_inside_a_study_is_not_called_a_missing_study(tmp_path, monkeypatch):
+    import perflab.studies
+
+    broken = tmp_path / "broken_study"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("import perflab.no_such_shared_module\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(perflab.studies, "__path__", [*perflab.studies.__path__, str(tmp_path)])
+    with pytest.raises(ModuleNotFoundError, match="perflab.no_such_shared_module"):
+        expand("run1", "broken_study", {"a": 1}, {}, "quick", KNOWN)
+
+
+def test_connections_default_to_one_recorded_in_every_ghz_cell():
+    cells = hello_cells("quick")
+    assert {c.load.connections for c in cells} == {1}
+    assert {c.params["connections"] for c in cells} == {1}
+    # Cell ids are what they were before connections was a key (resume, old runs).
+    assert "grpc_aio-steady-c10-r1" in {c.cell_id for c in cells}
+
+
+def test_each_connection_count_is_a_cell_of_its_own():
+    one = hello_cells("quick")
+    two = hello_cells("quick", connections=[1, 2])
+    assert len(two) == 2 * len(one)
+    by_id = {c.cell_id: c for c in two}
+    cell = by_id["grpc_aio-steady-c10-k2-r1"]
+    assert (cell.load.connections, cell.params["connections"]) == (2, 2)
+    assert by_id["grpc_aio-steady-c10-r1"].load.connections == 1
+
+
+@pytest.mark.parametrize("study", ["hello", "aws_io", "calibration"])
+@pytest.mark.parametrize("value", [[0], [1.5], [], "1", [1000]])
+def test_bad_connections_are_refused_naming_the_key(study, value):
+    matrix, profiles = study_vars(study)
+    if study == "calibration":
+        matrix["ghz_versions"] = ["0.93.0"]
+    matrix["connections"] = value
+    with pytest.raises(MatrixError, match=f"perflab_matrix_{study}.connections"):
+        expand(
+            "run1",
+            study,
+            matrix,
+            profiles,
+            "quick",
+            KNOWN | {"python/aws_io_grpcio", "python/aws_io_grpclib"},
+        )
 
 
 def test_calibration_measures_every_pinned_ghz():

@@ -7,10 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-from perflab import orders as od
 from perflab.load import load, load_reference
 from perflab.matrix import MatrixError, expand
 from perflab.report import render
+from perflab.studies.orders import analysis as od
 from tests.conftest import REPO, study_vars
 
 KNOWN = {"python/orders_server", "python/orders_client"}

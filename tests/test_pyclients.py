@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perflab import pyclients as pc
 from perflab.matrix import MatrixError, expand
+from perflab.studies.pyclients import analysis as pc
 from tests.conftest import REPO, study_vars
 
 KNOWN = {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from perflab import pyclients as pc
 from perflab.load import load, load_reference
 from perflab.report import render
+from perflab.studies.pyclients import analysis as pc
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "pyclients_fixture"

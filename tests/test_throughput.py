@@ -11,10 +11,10 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
-from perflab import throughput as tp
 from perflab.impls import discover
 from perflab.load import load, load_reference
 from perflab.matrix import MatrixError, expand
+from perflab.studies.throughput import analysis as tp
 from tests.conftest import REPO, study_vars
 
 KNOWN = set(discover(REPO / "servers"))

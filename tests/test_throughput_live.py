@@ -22,7 +22,7 @@ from perflab.impls import HostPaths, command_argv, discover
 from perflab.launch import ServerProcess, launch_server, server_env
 from perflab.net import free_port
 from perflab.runner import CellRunner
-from perflab.studies import throughput as study
+from perflab.studies.throughput import matrix as study
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live

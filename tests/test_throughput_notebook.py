@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from perflab import throughput as tp
 from perflab.load import load
 from perflab.report import render
+from perflab.studies.throughput import analysis as tp
 from tests.conftest import REPO
 
 # papermill starts a kernel.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perflab import watch as w
 from perflab.load import load, load_reference
 from perflab.matrix import MatrixError, expand
-from perflab.studies.watch import memory_needed
+from perflab.studies.watch import analysis as w
+from perflab.studies.watch.matrix import memory_needed
 from tests.conftest import REPO, study_vars
 
 KNOWN = {"node/watch", "go/watch_client"}

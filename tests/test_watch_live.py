@@ -26,7 +26,7 @@ import pytest
 
 from perflab.impls import HostPaths, command_argv, discover
 from perflab.launch import serving
-from perflab.studies.watch import STRATEGIES
+from perflab.studies.watch.matrix import STRATEGIES
 from tests.conftest import REPO, study_vars
 
 pytestmark = pytest.mark.live
@@ -324,10 +324,10 @@ def test_a_killed_client_fails_its_cell_with_the_reason(built, tmp_path):
     mid-burst leaves a failed cell that says so, not a lost one."""
     import threading
 
-    from perflab import watch as w
     from perflab.cell import CellSpec
     from perflab.runner import CellRunner
-    from perflab.studies.watch import expand
+    from perflab.studies.watch import analysis as w
+    from perflab.studies.watch.matrix import expand
 
     matrix, _ = study_vars("watch")
     matrix.update(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from perflab import watch as w
 from perflab.load import load
 from perflab.report import render
+from perflab.studies.watch import analysis as w
 from tests.conftest import REPO
 
 # papermill starts a kernel.

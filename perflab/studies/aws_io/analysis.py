@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.load import cell_dirs, read_cell_json
 from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
-from perflab.stats import summarize
+from perflab.stats import compare_published, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,7 +272,6 @@ def rps_published_vs_measured(
     frame: pd.DataFrame, published: pd.DataFrame, scenario: str, latency: str = "none"
 ) -> pd.DataFrame:
     """req/s per server and concurrency: the seed's number and this run's median (95% interval)."""
-    import pandas as pd
 
     summary = rate_summary(frame)
     shape = shape_for_seed(study_frame(frame))
@@ -282,16 +281,7 @@ def rps_published_vs_measured(
             & (summary["shape"] == shape)
             & (summary["latency_profile"] == latency)
         ]
-    theirs = published[(published["scenario"] == scenario) & (published["metric"] == "rps")]
-    mine = (
-        summary[["implementation", "concurrency", "median", "ci_low", "ci_high"]]
-        if len(summary)
-        else pd.DataFrame(columns=["implementation", "concurrency", "median", "ci_low", "ci_high"])
-    )
-    table = theirs[["implementation", "concurrency", "value"]].merge(
-        mine, on=["implementation", "concurrency"], how="outer"
-    )
-    table = table.rename(columns={"value": "published", "median": "measured"})
-    table["ratio"] = table["measured"] / table["published"]
+    theirs = published[published["scenario"] == scenario]
+    table = compare_published(summary, theirs, ["implementation", "concurrency"], "rps")
     table["label"] = table["implementation"] + " c" + table["concurrency"].astype(int).astype(str)
     return table.sort_values(["concurrency", "implementation"]).reset_index(drop=True)

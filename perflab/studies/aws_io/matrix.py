@@ -6,15 +6,18 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.cell import CellSpec, ServerSpec
 from perflab.matrix import (
+    GhzCall,
     MatrixError,
+    connections_suffix,
+    ghz_connections,
     require_choice,
     require_positive_ints,
     require_positive_number,
+    validate_implementations,
 )
 from perflab.proxy import PROFILES
-from perflab.studies.hello import validate_implementations
 
 PROTO = "objects.proto"
 # scenario -> the RPC ghz calls
@@ -83,6 +86,56 @@ def latency_proxies(prefix: str, profile: str, endpoints: dict[str, str]) -> lis
     ]
 
 
+def cell(
+    run_id: str,
+    name: str,
+    impl: str,
+    options: dict[str, Any],
+    scenario: str,
+    shape: str,
+    concurrency: int,
+    connections: int,
+    latency: str,
+    repeat: int,
+    knobs: dict[str, Any],
+    dependencies: list[str],
+    proxies: list[dict[str, Any]],
+) -> CellSpec:
+    """One server, call, load shape, concurrency, connection count, latency profile, repeat."""
+    load = GhzCall(PROTO, CALLS[scenario], REQUEST).load(
+        concurrency, connections, timeout_s=knobs["timeout_s"]
+    )
+    params: dict[str, Any] = {
+        "shape": shape,
+        "concurrency": concurrency,
+        "connections": connections,
+        "objects": knobs["objects"],
+        "latency_profile": latency,
+    }
+    if shape == "seed_n200":
+        load.total, load.warmup_total = knobs["seed_total"], knobs["seed_warmup"]
+        params["total"] = knobs["seed_total"]
+    else:
+        load.duration_s, load.warmup_s = knobs["duration_s"], knobs["warmup_s"]
+        params["duration_s"] = knobs["duration_s"]
+    suffix = "" if latency == "none" else f"-{latency}"
+    return CellSpec(
+        run_id=run_id,
+        study="aws_io",
+        cell_id=f"{name}-{scenario}-{shape}-c{concurrency}{connections_suffix(connections)}"
+        f"{suffix}-r{repeat}",
+        scenario=scenario,
+        implementation=name,
+        client="ghz",
+        params=params,
+        repeat=repeat,
+        server=ServerSpec(impl=impl, options=dict(options)),
+        load=load,
+        dependencies=list(dependencies),
+        latency_proxies=[dict(e) for e in proxies],
+    )
+
+
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     prefix = "perflab_matrix_aws_io"
     impls = validate_implementations(
@@ -93,6 +146,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     scenarios = require_choice(f"{prefix}.scenarios", config.get("scenarios"), CALLS)
     shapes = require_choice(f"{prefix}.shapes", config.get("shapes"), SHAPES)
     concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
+    connections = ghz_connections(prefix, config, concurrencies)
     repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
     seed_total = require_positive_ints(f"{prefix}.seed_total", [config.get("seed_total")])[0]
     seed_warmup = require_positive_ints(
@@ -114,6 +168,14 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         f"{prefix}.latency_profiles", config.get("latency_profiles"), LATENCY_PROFILES
     )
     proxies = {p: latency_proxies(prefix, p, endpoints) for p in latencies}
+    shape_knobs = {
+        "objects": objects,
+        "seed_total": seed_total,
+        "seed_warmup": seed_warmup,
+        "duration_s": duration_s,
+        "warmup_s": warmup_s,
+        "timeout_s": timeout_s,
+    }
 
     cells = []
     for name in selected:
@@ -122,44 +184,24 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for scenario in scenarios:
             for shape in shapes:
                 for concurrency in concurrencies:
-                    for latency in latencies:
-                        for repeat in range(1, repeats + 1):
-                            load = LoadSpec(
-                                kind="ghz",
-                                proto=PROTO,
-                                call=CALLS[scenario],
-                                data=REQUEST,
-                                concurrency=concurrency,
-                                timeout_s=timeout_s,
-                            )
-                            params: dict[str, Any] = {
-                                "shape": shape,
-                                "concurrency": concurrency,
-                                "objects": objects,
-                                "latency_profile": latency,
-                            }
-                            if shape == "seed_n200":
-                                load.total, load.warmup_total = seed_total, seed_warmup
-                                params["total"] = seed_total
-                            else:
-                                load.duration_s, load.warmup_s = duration_s, warmup_s
-                                params["duration_s"] = duration_s
-                            suffix = "" if latency == "none" else f"-{latency}"
-                            cells.append(
-                                CellSpec(
-                                    run_id=run_id,
-                                    study="aws_io",
-                                    cell_id=f"{name}-{scenario}-{shape}-c{concurrency}{suffix}"
-                                    f"-r{repeat}",
-                                    scenario=scenario,
-                                    implementation=name,
-                                    client="ghz",
-                                    params=params,
-                                    repeat=repeat,
-                                    server=ServerSpec(impl=entry["impl"], options=dict(options)),
-                                    load=load,
-                                    dependencies=list(dependencies),
-                                    latency_proxies=[dict(e) for e in proxies[latency]],
+                    for conns in connections:
+                        for latency in latencies:
+                            for repeat in range(1, repeats + 1):
+                                cells.append(
+                                    cell(
+                                        run_id,
+                                        name,
+                                        entry["impl"],
+                                        options,
+                                        scenario,
+                                        shape,
+                                        concurrency,
+                                        conns,
+                                        latency,
+                                        repeat,
+                                        shape_knobs,
+                                        dependencies,
+                                        proxies[latency],
+                                    )
                                 )
-                            )
     return cells

@@ -189,37 +189,15 @@ def sizes(frame: pd.DataFrame) -> pd.DataFrame:
 
 def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """The seed's peak CPU and peak RAM per cell next to ours, with the ratio."""
-    import pandas as pd
-
-    rows = []
-    for _, row in published[published["metric"].isin(PUBLISHED)].iterrows():
-        ours = PUBLISHED[row["metric"]]
-        mine = (
-            summary[
-                (summary["metric"] == ours)
-                & (summary["scenario"] == row["scenario"])
-                & (summary["implementation"] == row["implementation"])
-            ]
-            if len(summary)
-            else summary
-        )
-        found = mine.iloc[0] if len(mine) else None
-        rows.append(
-            {
-                "scenario": row["scenario"],
-                "strategy": row["implementation"],
-                "metric": ours,
-                "unit": row["unit"],
-                "published": float(row["value"]),
-                "measured": float(found["median"]) if found is not None else float("nan"),
-                "ci_low": float(found["ci_low"]) if found is not None else float("nan"),
-                "ci_high": float(found["ci_high"]) if found is not None else float("nan"),
-            }
-        )
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["ratio"] = table["measured"] / table["published"]
-    return table
+    theirs = published[published["metric"].isin(PUBLISHED)]
+    table = stats.compare_published(
+        summary, theirs, ["scenario", "implementation"], PUBLISHED, how="left", sort=False
+    )
+    # Rows name our metric: the notebook picks its figures by it.
+    table["metric"] = table["metric"].map(PUBLISHED)
+    table = table.rename(columns={"implementation": "strategy"})
+    columns = ["scenario", "strategy", "metric", "unit", "published", "measured", "ci_low"]
+    return table[[*columns, "ci_high", "ratio"]]
 
 
 def failure_reasons(run_dir: str | Path) -> pd.DataFrame:

@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import MatrixError, require_choice, require_positive_ints
+from perflab.matrix import (
+    MatrixError,
+    require_choice,
+    require_positive_ints,
+    require_positive_number,
+    validate_named_impl,
+)
 
 PREFIX = "perflab_matrix_watch"
 STUDY = "watch"
@@ -40,20 +46,6 @@ def validate_folders(key: str, table: Any) -> dict[str, dict[str, int]]:
     return table
 
 
-def validate_impl(key: str, entry: Any, known_impls: set[str]) -> dict[str, Any]:
-    if not isinstance(entry, dict) or not {"name", "impl"} <= set(entry):
-        raise MatrixError(f"{key}: expected {{name: <label>, impl: <language>/<folder>}}")
-    if entry["impl"] not in known_impls:
-        raise MatrixError(f"{key}.impl: unknown {entry['impl']!r}; known: {sorted(known_impls)}")
-    return entry
-
-
-def positive_number(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise MatrixError(f"{key}: {value!r} is not a positive number")
-    return float(value)
-
-
 def memory_needed(strategy: str, message: str, folder: dict[str, int], watchers: int) -> int:
     """Bytes the host needs at the burst's peak, by the seed's own figures.
 
@@ -69,8 +61,8 @@ def memory_needed(strategy: str, message: str, folder: dict[str, int], watchers:
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    server = validate_impl(f"{PREFIX}.server", config.get("server"), known_impls)
-    client = validate_impl(f"{PREFIX}.client", config.get("client"), known_impls)
+    server = validate_named_impl(f"{PREFIX}.server", config.get("server"), known_impls)
+    client = validate_named_impl(f"{PREFIX}.client", config.get("client"), known_impls)
     strategies = require_choice(f"{PREFIX}.strategies", config.get("strategies"), STRATEGIES)
     messages = require_choice(f"{PREFIX}.messages", config.get("messages"), MESSAGES)
     folders = validate_folders(f"{PREFIX}.folders", config.get("folders"))
@@ -84,7 +76,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise MatrixError(f"{PREFIX}.warmup_watches: {warmup!r} is not an integer >= 0")
     repeats = require_positive_ints(f"{PREFIX}.repeats", [config.get("repeats")])[0]
-    timeout_s = positive_number(f"{PREFIX}.timeout_s", config.get("timeout_s", 600))
+    timeout_s = require_positive_number(f"{PREFIX}.timeout_s", config.get("timeout_s", 600))
     refuse = config.get("refuse_without_memory", True)
     if not isinstance(refuse, bool):
         raise MatrixError(f"{PREFIX}.refuse_without_memory: {refuse!r} is not true or false")

@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import MatrixError, require_choice, require_positive_ints
+from perflab.matrix import (
+    MatrixError,
+    require_choice,
+    require_int_at_least,
+    require_positive_ints,
+    validate_named_impl,
+)
 from perflab.proxy import PROFILES as LATENCY_PROFILES
 
 PREFIX = "perflab_matrix_orders"
@@ -21,23 +27,9 @@ MODES = ("unary", "bidi", "bidi_pipelined")
 SECURITY = ("plaintext", "tls")
 
 
-def validate_impl(key: str, entry: Any, known_impls: set[str]) -> dict[str, str]:
-    if not isinstance(entry, dict) or not {"name", "impl"} <= set(entry):
-        raise MatrixError(f"{key}: expected {{name: <label>, impl: <language>/<folder>}}")
-    if entry["impl"] not in known_impls:
-        raise MatrixError(f"{key}.impl: unknown {entry['impl']!r}; known: {sorted(known_impls)}")
-    return entry
-
-
-def positive_int(key: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise MatrixError(f"{key}: {value!r} is not an integer >= {minimum}")
-    return value
-
-
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    server = validate_impl(f"{PREFIX}.server", config.get("server"), known_impls)
-    client = validate_impl(f"{PREFIX}.client", config.get("client"), known_impls)
+    server = validate_named_impl(f"{PREFIX}.server", config.get("server"), known_impls)
+    client = validate_named_impl(f"{PREFIX}.client", config.get("client"), known_impls)
     modes = require_choice(f"{PREFIX}.modes", config.get("modes"), MODES)
     security = require_choice(f"{PREFIX}.security", config.get("security"), SECURITY)
     profiles = require_choice(
@@ -45,9 +37,9 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     )
     clients = require_positive_ints(f"{PREFIX}.clients", config.get("clients"))
     orders = require_positive_ints(f"{PREFIX}.orders", config.get("orders"))
-    workers = positive_int(f"{PREFIX}.workers", config.get("workers"))
-    warmup = positive_int(f"{PREFIX}.warmup", config.get("warmup"), minimum=0)
-    repeats = positive_int(f"{PREFIX}.repeats", config.get("repeats"))
+    workers = require_int_at_least(f"{PREFIX}.workers", config.get("workers"))
+    warmup = require_int_at_least(f"{PREFIX}.warmup", config.get("warmup"), minimum=0)
+    repeats = require_int_at_least(f"{PREFIX}.repeats", config.get("repeats"))
     topology = config.get("topology", "localhost")
     if not isinstance(topology, str) or not topology:
         raise MatrixError(f"{PREFIX}.topology: {topology!r} is not a topology name")

@@ -1,0 +1,31 @@
+"""Matrix parameters added after cells were recorded, and what those older cells ran.
+
+A parameter becomes a key of the matrix (and a column of `perflab.load`) when a study
+starts to vary it; cells recorded before then ran its old fixed value and do not name it.
+The analysis reads them with that value, so old and new runs compare and render alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# parameter -> the value every cell ran before the parameter was recorded
+RECORDED_LATE = {
+    # ghz --connections: its default, one HTTP/2 connection, is what the seeds ran.
+    "connections": 1,
+}
+
+
+def with_defaults(
+    rows: pd.DataFrame, names: tuple[str, ...] = tuple(RECORDED_LATE)
+) -> pd.DataFrame:
+    """`rows` with each named parameter present, filled with its old value where missing."""
+    filled = {}
+    for name in names:
+        default = RECORDED_LATE[name]
+        column = rows.get(name)
+        filled[name] = default if column is None else column.fillna(default).astype(type(default))
+    return rows.assign(**filled)

@@ -1,0 +1,14 @@
+"""The load generator's ceiling: every pinned ghz against the C++ reference server."""
+
+from perflab.studies.calibration.matrix import expand
+from perflab.study import Study
+
+STUDY = Study(
+    id="calibration",
+    expand=expand,
+    uses_ghz=True,
+    builds=("cpp_build", "ghz"),
+    pseudo=True,
+)
+
+__all__ = ["STUDY"]

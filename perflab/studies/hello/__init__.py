@@ -1,0 +1,13 @@
+"""Seed 000, hello server: req/s and latency of a compute-only unary RPC under ghz."""
+
+from perflab.studies.hello.matrix import expand
+from perflab.study import Study
+
+STUDY = Study(
+    id="hello",
+    expand=expand,
+    uses_ghz=True,
+    builds=("codegen_python", "go_build", "cpp_build", "ghz"),
+)
+
+__all__ = ["STUDY"]

@@ -1,0 +1,13 @@
+"""Seed 004, watch: CPU and RAM of a Node.js watch server, one big message vs one per key."""
+
+from perflab.studies.watch.matrix import expand
+from perflab.study import Study
+
+STUDY = Study(
+    id="watch",
+    expand=expand,
+    uses_ghz=False,
+    builds=("node_build", "go_build"),
+)
+
+__all__ = ["STUDY"]
