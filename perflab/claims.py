@@ -42,14 +42,14 @@ class Selector:
     client: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
 
+    def terms(self) -> list[str]:
+        """e.g. ['grpcio_sync_w1', 'steady', 'concurrency=50']: the values it names."""
+        # An implementation that is its own client (orders) is named once.
+        named = dict.fromkeys(v for v in (self.implementation, self.scenario, self.client) if v)
+        return list(named) + [f"{key}={value}" for key, value in self.params.items()]
+
     def describe(self) -> str:
-        parts = [
-            value
-            for value in (self.implementation, self.scenario, self.client)
-            if value is not None
-        ]
-        parts += [f"{key}={value}" for key, value in self.params.items()]
-        return ", ".join(parts) or "every cell"
+        return ", ".join(self.terms()) or "every cell"
 
 
 @dataclass(frozen=True)

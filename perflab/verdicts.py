@@ -99,7 +99,15 @@ class Verdict:
             return f"Not measured: {self.reason}."
         subject = describe_comparison(claim)
         where = f" at {self.deciding.where()}" if self.deciding.key else ""
-        of = f" (the weakest of {len(self.pairs)} configurations)" if len(self.pairs) > 1 else ""
+        of = ""
+        if len(self.pairs) > 1:
+            alike = sum(pair.verdict == self.verdict for pair in self.pairs)
+            state = "is undecided" if self.verdict == INCONCLUSIVE else self.verdict
+            of = (
+                f" (the weakest of {len(self.pairs)} configurations)"
+                if self.verdict == HOLDS
+                else f" (it {state} in {alike} of {len(self.pairs)} configurations)"
+            )
         lead = self.verdict[0].upper() + self.verdict[1:]
         return (
             f"{lead}: {subject} is {self.measured()}{where}{of}; "
@@ -114,10 +122,15 @@ def format_effect(claim: Claim, value: float) -> str:
 
 
 def describe_comparison(claim: Claim) -> str:
+    """'rps of a over b (steady, concurrency=2)': what differs, then what both share."""
     if claim.kind == "error_rate":
         return f"the {claim.metric} rate of {claim.numerator.describe()}"
     assert claim.denominator is not None
-    return f"{claim.metric} of {claim.numerator.describe()} over {claim.denominator.describe()}"
+    num, den = claim.numerator.terms(), claim.denominator.terms()
+    shared = [term for term in num if term in den]
+    apart = [term for term in num if term not in shared], [t for t in den if t not in shared]
+    text = f"{claim.metric} of {', '.join(apart[0]) or 'all'} over {', '.join(apart[1]) or 'all'}"
+    return f"{text} ({', '.join(shared)})" if shared else text
 
 
 def decide(

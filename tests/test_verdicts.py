@@ -124,7 +124,7 @@ def test_clear_lead_holds_and_reversed_lead_does_not():
     ahead = judge(claim(), cells(three_repeats([200, 210, 220], [100, 105, 110])))
     assert ahead.verdict == HOLDS
     assert ahead.effect == pytest.approx(2.0)
-    assert ahead.sentence().startswith("Holds: rps of a, steady over b, steady is 2.00x")
+    assert ahead.sentence().startswith("Holds: rps of a over b (steady) is 2.00x")
     behind = judge(claim(), cells(three_repeats([100, 105, 110], [200, 210, 220])))
     assert behind.verdict == FAILS
     assert behind.sentence().startswith("Does not hold: ")

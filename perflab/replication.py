@@ -1,0 +1,198 @@
+"""What a reader sees first: each published claim's verdict on this run, beside the reference's.
+
+The index opens with every claim across the seeds; each study page opens with its own
+claims in plain sentences. A run that is not the committed reference run of its topology
+(data/reference/reference_runs.yml) also shows the reference's verdict and effect, and
+flags every claim whose verdict differs: what someone re-running on their own machine
+wants to know first.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.claims import Claim, load_claims
+from perflab.verdicts import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    VERDICTS,
+    Verdict,
+    format_effect,
+    judge_run,
+    run_topology,
+)
+
+CLAIMS_FILE = "claims.yml"
+REFERENCE_RUNS_FILE = "reference_runs.yml"
+COLOURS = {HOLDS: "#1a7f37", FAILS: "#cf222e", INCONCLUSIVE: "#9a6700", NOT_MEASURED: "#57606a"}
+
+
+@dataclass(frozen=True)
+class Replication:
+    """A run's verdicts, and the reference run's where this run is not the reference."""
+
+    run_id: str
+    verdicts: list[Verdict]
+    reference_id: str | None = None
+    reference: list[Verdict] | None = None
+
+    def reference_of(self, claim: Claim) -> Verdict | None:
+        if self.reference is None:
+            return None
+        return next((v for v in self.reference if v.claim.id == claim.id), None)
+
+    def differs(self, verdict: Verdict) -> bool:
+        other = self.reference_of(verdict.claim)
+        return self.reference is not None and (other is None or other.verdict != verdict.verdict)
+
+
+def reference_run(run_dir: Path, reference_dir: Path) -> Path | None:
+    """The committed reference run of this run's topology; None if this run is it, or if
+    no reference is named for the topology or its folder is not here."""
+    import yaml
+
+    path = reference_dir / REFERENCE_RUNS_FILE
+    if not path.is_file():
+        return None
+    named = (yaml.safe_load(path.read_text()) or {}).get(run_topology(run_dir))
+    if not named or named == run_dir.name:
+        return None
+    folder = reference_dir.parent / named
+    return folder if folder.is_dir() else None
+
+
+def replicate(
+    run_dir: str | Path, reference_dir: str | Path, study: str | None = None
+) -> Replication:
+    """The verdicts of one run (one study's claims, or all), with the reference's beside."""
+    run_dir, reference_dir = Path(run_dir), Path(reference_dir)
+    claims = load_claims(reference_dir / CLAIMS_FILE)
+    if study is not None:
+        claims = [claim for claim in claims if claim.study == study]
+    verdicts = judge_run(run_dir, claims) if claims else []
+    other = reference_run(run_dir, reference_dir)
+    if other is None or not claims:
+        return Replication(run_dir.name, verdicts)
+    return Replication(run_dir.name, verdicts, other.name, judge_run(other, claims))
+
+
+def tally(verdicts: list[Verdict]) -> str:
+    """e.g. '12 hold, 3 do not hold, 5 inconclusive, 2 not measured' (zero counts left out)."""
+    counts = Counter(v.verdict for v in verdicts)
+    words = {HOLDS: "hold", FAILS: "do not hold", INCONCLUSIVE: "inconclusive"}
+    words[NOT_MEASURED] = "not measured"
+    parts = [f"{counts[v]} {words[v]}" for v in VERDICTS if counts[v]]
+    return ", ".join(parts) if parts else "no claims"
+
+
+def badge(verdict: str) -> str:
+    colour = COLOURS[verdict]
+    return (
+        f'<span style="color:{colour};font-weight:bold;white-space:nowrap">'
+        f"{html.escape(verdict)}</span>"
+    )
+
+
+def index_html(replication: Replication, pages: dict[str, str]) -> str:
+    """One table of every claim: seed, claim, published, measured, verdict, evidence link.
+
+    `pages` maps a study id to its rendered page; a study without one gets no link.
+    """
+    verdicts = replication.verdicts
+    lines = [
+        f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
+        f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
+        f"{tally(verdicts)}.</p>"
+    ]
+    if replication.reference is not None:
+        moved = [v for v in verdicts if replication.differs(v)]
+        lines.append(
+            "<p>Compared with the reference run "
+            f"<code>{html.escape(replication.reference_id or '')}</code>: "
+            f"{len(moved)} of {len(verdicts)} verdicts differ"
+            + (" (marked ≠)." if moved else ".")
+            + "</p>"
+        )
+    head = ["seed", "claim", "test", "published", "measured [interval]", "verdict"]
+    if replication.reference is not None:
+        head += ["reference run", ""]
+    head.append("evidence")
+    lines.append('<table class="verdicts"><thead><tr>')
+    lines += [f"<th>{html.escape(h)}</th>" for h in head]
+    lines.append("</tr></thead><tbody>")
+    for verdict in verdicts:
+        claim = verdict.claim
+        published = "" if claim.published is None else format_effect(claim, claim.published)
+        cells = [
+            html.escape(claim.seed.split("_")[0]),
+            f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
+            html.escape(claim.expectation()),
+            html.escape(published),
+            html.escape(verdict.measured()),
+            badge(verdict.verdict),
+        ]
+        if replication.reference is not None:
+            other = replication.reference_of(claim)
+            cells.append(
+                f"{badge(other.verdict)}<br><small>{html.escape(other.measured())}</small>"
+                if other
+                else badge(NOT_MEASURED)
+            )
+            cells.append("≠" if replication.differs(verdict) else "")
+        page = pages.get(claim.study)
+        cells.append(
+            f'<a href="{html.escape(page)}#claim-{html.escape(claim.id)}">{claim.study}</a>'
+            if page
+            else html.escape(claim.study)
+        )
+        lines.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def study_html(replication: Replication) -> str:
+    """A study page's opening: its claims' verdicts as sentences, each with an anchor."""
+    verdicts = replication.verdicts
+    if not verdicts:
+        return "<p>The seeds state no claim that this study decides.</p>"
+    lines = [f"<p>Of {len(verdicts)} published claims this study decides: {tally(verdicts)}.</p>"]
+    lines.append("<ul>")
+    for verdict in verdicts:
+        claim = verdict.claim
+        published = (
+            "no figure" if claim.published is None else format_effect(claim, claim.published)
+        )
+        item = (
+            f'<li id="claim-{html.escape(claim.id)}">{badge(verdict.verdict)} '
+            f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed.split('_')[0])}, "
+            f"published {html.escape(published)}): {html.escape(verdict.sentence())}"
+        )
+        other = replication.reference_of(claim)
+        if replication.reference is not None:
+            said = f"{other.verdict}, {other.measured()}" if other else NOT_MEASURED
+            mark = " <b>Differs from</b>" if replication.differs(verdict) else " Same as"
+            item += f"<br><small>{mark} the reference run: {html.escape(said)}.</small>"
+        if verdict.cell_ids:
+            item += f"<br><small>Cells: {html.escape(', '.join(verdict.cell_ids))}</small>"
+        lines.append(item + "</li>")
+    lines.append("</ul>")
+    return "\n".join(lines)
+
+
+def markdown_table(replication: Replication) -> str:
+    """The README's short summary: one row per claim."""
+    rows = ["| seed | claim | published | measured | verdict |", "|---|---|---|---|---|"]
+    for verdict in replication.verdicts:
+        claim = verdict.claim
+        published = "" if claim.published is None else format_effect(claim, claim.published)
+        measured = "" if verdict.effect is None else format_effect(claim, verdict.effect)
+        rows.append(
+            f"| {claim.seed.split('_')[0]} | {claim.id} | {published} | {measured} "
+            f"| {verdict.verdict} |"
+        )
+    return "\n".join(rows)
