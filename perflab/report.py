@@ -1,10 +1,30 @@
-"""Render a run: papermill executes each study's notebook, nbconvert writes HTML."""
+"""Render a run: papermill executes each study's notebook, nbconvert writes HTML.
+
+The HTML pages and their figures are the report, and they are committed: re-rendering the
+same data must change no byte of them. So the executed notebooks (which carry papermill's
+timings) stay in a scratch folder, the kernel is given paths relative to the report folder
+(its working directory) so no absolute path of this machine reaches a page, and the one
+cell papermill adds gets a fixed id instead of a random one.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 OVERVIEW = "overview"
+# The tag papermill gives the cell it inserts with the parameters.
+INJECTED = "injected-parameters"
+
+
+class ReportError(RuntimeError):
+    pass
 
 
 def studies_in(run_dir: Path, notebooks: Path) -> list[str]:
@@ -16,34 +36,76 @@ def studies_in(run_dir: Path, notebooks: Path) -> list[str]:
     )
 
 
+def repeatable(nb: NotebookNode) -> NotebookNode:
+    """Drop what differs between two executions of the same notebook on the same data:
+    papermill's timings, start/end stamps and exception fields, and the random id of the
+    parameters cell it inserted."""
+    nb.metadata.pop("papermill", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if INJECTED in cell.metadata.get("tags", []):
+            cell.id = INJECTED
+    return nb
+
+
 def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str) -> Path:
+    """Execute `notebook` with `parameters` (the kernel runs in `out_dir`, where figures go)
+    and write `out_dir/<name>.html`; the executed notebook is not kept."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
-    executed = out_dir / f"{name}.ipynb"
-    papermill.execute_notebook(
-        str(notebook),
-        str(executed),
-        parameters=parameters,
-        cwd=str(out_dir),
-        progress_bar=False,
-        kernel_name="python3",
-    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="perflab-render-") as scratch:
+        executed = Path(scratch) / f"{name}.ipynb"
+        papermill.execute_notebook(
+            str(notebook),
+            str(executed),
+            parameters=parameters,
+            cwd=str(out_dir),
+            progress_bar=False,
+            kernel_name="python3",
+        )
+        nb = repeatable(nbformat.read(executed, as_version=4))
     exporter = HTMLExporter(
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
-    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    body, _ = exporter.from_notebook_node(nb)
     html = out_dir / f"{name}.html"
     html.write_text(body)
     return html
+
+
+def machine_paths(*folders: Path) -> list[str]:
+    """Absolute paths of this machine a page must not show: the run's folders, the home
+    folder and the Python environment (tracebacks and warnings name files under it)."""
+    paths = {str(f.resolve()) for f in folders} | {str(Path.home()), sys.prefix}
+    # Longest first, so the report names the most specific one it found.
+    return sorted((p for p in paths if p != "/"), key=len, reverse=True)
+
+
+def refuse_machine_paths(page: Path, paths: list[str]) -> None:
+    text = page.read_text()
+    found = next((p for p in paths if p in text), None)
+    if found is not None:
+        raise ReportError(
+            f"{page} shows the absolute path {found} of this machine (a cell printed it): "
+            "a committed report must render the same bytes anywhere"
+        )
 
 
 def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Path) -> list[Path]:
     """Every study page, then the overview as index.html; returns the pages written."""
     run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    params = {"run_dir": str(run_dir), "reference_dir": str(reference_dir), "out_dir": str(out_dir)}
+    # Relative to the kernel's working directory (out_dir): the notebooks never see where
+    # this checkout lives, so no page can show it.
+    params = {
+        "run_dir": os.path.relpath(run_dir, out_dir),
+        "reference_dir": os.path.relpath(reference_dir, out_dir),
+        "out_dir": ".",
+    }
     pages = [
         render(notebooks / f"{study}.ipynb", out_dir, params, study)
         for study in studies_in(run_dir, notebooks)
@@ -52,7 +114,11 @@ def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Pat
     overview = render(notebooks / f"{OVERVIEW}.ipynb", out_dir, params, OVERVIEW)
     index = out_dir / "index.html"
     overview.replace(index)
-    return [*pages, index]
+    pages.append(index)
+    forbidden = machine_paths(run_dir, reference_dir, out_dir, notebooks.resolve().parent)
+    for page in pages:
+        refuse_machine_paths(page, forbidden)
+    return pages
 
 
 def manifest_markdown(manifest: dict) -> str:

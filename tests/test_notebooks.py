@@ -1,12 +1,13 @@
 """The notebooks, executed by papermill on a real (small) run, render pages people can read,
-and render the same tables twice from the same raw data."""
+and render the same bytes twice from the same raw data, wherever the folders are."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from perflab.report import render_run
@@ -16,17 +17,8 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.live
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "hello_fixture"
-
-
-def text_outputs(notebook: Path) -> list[str]:
-    """What each cell showed, without images (PNG bytes carry no table)."""
-    nb = nbformat.read(notebook, as_version=4)
-    shown = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            shown.append(data.get("text/html") or data.get("text/plain") or output.get("text", ""))
-    return shown
+# Where a machine keeps checkouts and scratch files; a committed page names none of them.
+MACHINE_PATH = re.compile(r"(?<![\w.])/(root|home|tmp|work)/")
 
 
 @pytest.fixture(scope="module")
@@ -63,17 +55,24 @@ def test_index_links_the_study_and_shows_the_hosts(rendered):
     assert "Traceback (most recent call last)" not in html
 
 
-def test_rendering_twice_gives_the_same_tables(rendered, tmp_path):
-    run = tmp_path / FIXTURE.name
+def test_rendering_twice_elsewhere_gives_the_same_bytes(rendered, tmp_path):
+    # Another copy of the data, deeper in another folder, rendered later: nothing may differ.
+    run = tmp_path / "elsewhere" / "data" / FIXTURE.name
     shutil.copytree(FIXTURE, run)
-    render_run(run, REPO / "data" / "reference", tmp_path / "again", REPO / "notebooks")
+    time.sleep(1)
+    again = tmp_path / "elsewhere" / "reports" / "again"
+    render_run(run, REPO / "data" / "reference", again, REPO / "notebooks")
 
-    def normalise(shown: list[str]) -> list[str]:
-        # The folders differ between the two renders; nothing else may.
-        return [
-            s.replace(str(rendered), "OUT").replace(str(tmp_path / "again"), "OUT") for s in shown
-        ]
+    def files(folder: Path) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+        }
 
-    assert normalise(text_outputs(rendered / "hello.ipynb")) == normalise(
-        text_outputs(tmp_path / "again" / "hello.ipynb")
-    )
+    first, second = files(rendered), files(again)
+    # The HTML and figures are the report; executed notebooks (papermill timings) are not kept.
+    assert {"hello.html", "index.html", "figures/hello_rps_steady.png"} <= set(first)
+    assert not [name for name in first if name.endswith(".ipynb")]
+    assert first == second, [name for name in first if first[name] != second.get(name)]
+    for name in ("hello.html", "index.html"):
+        leaked = MACHINE_PATH.findall(first[name].decode())
+        assert not leaked, f"{name} names absolute paths of this machine: {leaked[:3]}"

@@ -1,0 +1,54 @@
+"""Rendering leaves nothing machine- or time-specific in a page: papermill's metadata and the
+random id of its parameters cell are dropped, and a page naming a local path is refused.
+(tests/test_notebooks.py renders a fixture run twice and compares the bytes.)"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perflab.report import INJECTED, ReportError, machine_paths, refuse_machine_paths, repeatable
+
+
+def executed_notebook() -> nbformat.NotebookNode:
+    """The shape papermill writes: run-level and per-cell timings, an inserted cell."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"start_time": "2026-11-24T02:00:00", "duration": 3.2}
+    params = nbformat.v4.new_code_cell('run_dir = "data/x"', metadata={"tags": ["parameters"]})
+    injected = nbformat.v4.new_code_cell('run_dir = "../x"', metadata={"tags": [INJECTED]})
+    shown = nbformat.v4.new_code_cell("1 + 1")
+    # The notebook's own cells keep the ids they have in notebooks/; papermill's is new.
+    params.id, shown.id = "b30c8045", "f3403d2c"
+    for cell in (params, injected, shown):
+        cell.metadata["papermill"] = {"duration": 0.1, "exception": False, "status": "completed"}
+        cell.metadata["execution"] = {"iopub.execute_input": "2026-11-24T02:00:01"}
+    nb.cells = [params, injected, shown]
+    return nb
+
+
+def test_two_executions_of_the_same_cells_become_the_same_notebook():
+    first, second = executed_notebook(), executed_notebook()
+    assert first.cells[1].id != second.cells[1].id  # nbformat gives new cells random ids
+    second.metadata["papermill"]["duration"] = 9.9
+    first, second = repeatable(first), repeatable(second)
+    assert first == second
+    assert "papermill" not in first.metadata
+    assert all("papermill" not in c.metadata and "execution" not in c.metadata for c in first.cells)
+    assert first.cells[1].id == INJECTED
+    nbformat.validate(first)
+
+
+def test_a_page_naming_a_local_folder_is_refused(tmp_path: Path):
+    page = tmp_path / "hello.html"
+    run_dir = tmp_path / "data" / "run1"
+    page.write_text(f"<p>read {run_dir}/hello/cell.json</p>")
+    with pytest.raises(ReportError, match=f"shows the absolute path {run_dir} "):
+        refuse_machine_paths(page, machine_paths(run_dir))
+    page.write_text(f"<pre>{sys.prefix}/lib/python3.11/site-packages/x.py: FutureWarning</pre>")
+    with pytest.raises(ReportError, match="absolute path"):
+        refuse_machine_paths(page, machine_paths(run_dir))
+    page.write_text("<p>read ../../data/run1/hello/cell.json</p>")
+    refuse_machine_paths(page, machine_paths(run_dir))
