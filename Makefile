@@ -25,12 +25,13 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run report test test-fast lint netns-up netns-down
+.PHONY: help venv lock setup run-args run run-dir report lab test test-fast lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
 	@echo "                                                     set up, measure, collect, render"
 	@echo "make report  RUN=data/<run_id>                        re-render reports from raw data"
+	@echo "make lab     RUN=data/<run_id> [LAB_PORT=8888]        JupyterLab on notebooks/, that run loaded"
 	@echo "make test                                             set up, then every test (CI runs this)"
 	@echo "make test-fast                                        ruff, ansible-lint, unit tests: no setup"
 	@echo "make setup                                            install everything on the hosts"
@@ -59,13 +60,38 @@ lock:
 setup: venv
 	$(PLAYBOOK) playbooks/setup.yml
 
+# What a run is asked for is checked first, with the system Python (no venv, no setup yet):
+# one line naming a bad run id, study or profile, and nothing is created.
+run-args: export PERFLAB_ARG_RUN_ID = $(RUN_ID)
+run-args: export PERFLAB_ARG_PROFILE = $(PROFILE)
+run-args: export PERFLAB_ARG_STUDIES = $(STUDIES)
+run-args:
+	@$(PYTHON) -m perflab.runargs run --run-id="$$PERFLAB_ARG_RUN_ID" --profile="$$PERFLAB_ARG_PROFILE" --studies="$$PERFLAB_ARG_STUDIES"
+
 # The netns topology's two simulated hosts are made first (a no-op when they exist).
-run: venv $(if $(filter netns,$(TOPOLOGY)),netns-up)
+run: run-args venv $(if $(filter netns,$(TOPOLOGY)),netns-up)
 	$(PLAYBOOK) playbooks/run_all.yml -e perflab_profile=$(PROFILE) $(if $(RUN_ID),-e perflab_run_id=$(RUN_ID)) $(if $(STUDIES),-e '{"perflab_studies": $(STUDIES_JSON)}') $(if $(VARS),-e '$(VARS)')
 
-report: venv
-	@test -n "$(RUN)" || { echo "usage: make report RUN=data/<run_id>"; exit 2; }
+# RUN, checked before anything else: an existing, readable folder named by a run id.
+run-dir: export PERFLAB_ARG_RUN = $(RUN)
+run-dir:
+	@test -n "$$PERFLAB_ARG_RUN" || { echo "usage: make $(MAKECMDGOALS) RUN=data/<run_id>" >&2; exit 2; }
+	@$(PYTHON) -m perflab.runargs run-dir "$$PERFLAB_ARG_RUN"
+
+report: run-dir venv
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
+
+# JupyterLab on notebooks/, every notebook's parameters set to the run RUN names (absolute:
+# a kernel runs in the notebook's folder); figures go to tmp/lab/<run_id>, never reports/.
+# On this machine only (127.0.0.1), no browser: open the URL with the token it prints.
+LAB_PORT ?= 8888
+lab: export PERFLAB_RUN_DIR = $(abspath $(RUN))
+lab: export PERFLAB_REFERENCE_DIR = $(CURDIR)/data/reference
+lab: export PERFLAB_OUT_DIR = $(CURDIR)/tmp/lab/$(notdir $(RUN:/=))
+lab: run-dir venv
+	mkdir -p "$$PERFLAB_OUT_DIR"
+	$(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+		--ServerApp.port_retries=0 --ServerApp.root_dir=$(CURDIR)/notebooks
 
 # The namespaces share this machine's prefix: it is set up here first, then made reachable.
 netns-up: venv

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perflab.cell import CellSpec
 from perflab.impls import HostPaths, discover
+from perflab.runid import validate_run_id
 from perflab.runner import now_iso
 
 
@@ -28,7 +29,8 @@ def cmd_cell(args: argparse.Namespace) -> int:
     raw = sys.stdin.read() if args.spec == "-" else args.spec
     try:
         spec = CellSpec.from_dict(json.loads(raw))
-    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        validate_run_id(spec.run_id)  # it names a folder under --runs
+    except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
         print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
         return 2
     if not (bool(args.server_agent) == bool(args.server_host) == bool(args.agent_token_file)):
@@ -117,6 +119,13 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from perflab.runargs import check_run_dir
+
+    try:
+        check_run_dir(args.run_dir)
+    except ValueError as exc:
+        print(f"perflab report: {exc}", file=sys.stderr)
+        return 2
     from perflab.report import render_run
 
     for page in render_run(
@@ -124,6 +133,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     ):
         print(page)
     return 0
+
+
+def run_id_arg(value: str) -> str:
+    """argparse's type for a run id: its refusal is perflab.runid's one line."""
+    try:
+        return validate_run_id(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def parser() -> argparse.ArgumentParser:
@@ -167,7 +184,7 @@ def parser() -> argparse.ArgumentParser:
     matrix = sub.add_parser("matrix", help="validate and expand a study's matrix into cells")
     matrix.add_argument("--study", required=True)
     matrix.add_argument("--profile", required=True)
-    matrix.add_argument("--run-id", required=True)
+    matrix.add_argument("--run-id", required=True, type=run_id_arg)
     matrix.add_argument("--src", default=".")
     matrix.add_argument(
         "--matrix", help="JSON file {matrix, profiles} of this study; stdin when absent"

@@ -47,7 +47,7 @@ def test_playbook_syntax(playbook):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ("perflab_profile=fastest", "perflab_profile: unknown profile 'fastest'"),
+        ("perflab_profile=fastest", "profile 'fastest' and studies"),
         (
             '{"perflab_matrix_hello": {"implementations": {"x": {"impl": "rust/nope"}}, '
             '"scenarios": ["steady"], "concurrency": [1], "repeats": 1, "seed_total": 1, '
