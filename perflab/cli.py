@@ -104,7 +104,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from perflab.calibration import write_calibration
+    from perflab.studies.calibration.ceiling import write_calibration
 
     result = write_calibration(Path(args.run_dir))
     print(result.reason)

@@ -210,6 +210,33 @@ def test_seed_table_puts_published_next_to_measured_and_fills_missing_error_coun
     assert table.attrs["shape"] == "seed_n200"
 
 
+def test_seed_tables_answer_one_connection_and_varied_connections_stay_apart():
+    one = rows("a", "grpclib_uvloop", "list_stream", {"count": 200, "ok": 109, "rps": 4.0})
+    four = rows("b", "grpclib_uvloop", "list_stream", {"count": 200, "ok": 200, "rps": 9.0})
+    frame = pd.DataFrame(
+        [{**r, "connections": 1} for r in one] + [{**r, "connections": 4} for r in four]
+    )
+    published = pd.read_csv(REPO / "data" / "reference" / "aws_io.csv")
+    # The seed ran one connection: its tables pair with those cells only.
+    table = aws_io.seed_table(frame, published, "list_stream", 2)
+    assert table.loc["rps (req/s)", ("grpclib_uvloop", "measured")] == 4.0
+    compared = aws_io.rps_published_vs_measured(frame, published, "list_stream")
+    mine = compared[
+        (compared["implementation"] == "grpclib_uvloop") & (compared["concurrency"] == 2)
+    ]
+    assert mine["measured"].tolist() == [4.0]
+    # Elsewhere each connection count is a server label of its own, never merged.
+    rates = aws_io.rate_summary(frame)
+    assert dict(zip(rates["implementation"], rates["median"], strict=True)) == {
+        "grpclib_uvloop (1 conn)": 4.0,
+        "grpclib_uvloop (4 conn)": 9.0,
+    }
+    # Cells recorded before connections was a key ran one: they read as 1, labels unchanged.
+    old = aws_io.rate_summary(pd.DataFrame(one))
+    assert old["implementation"].tolist() == ["grpclib_uvloop"]
+    assert old["connections"].tolist() == [1]
+
+
 def test_unavailable_answer_says_whether_the_seed_failure_reproduced():
     errors = pd.DataFrame(
         [

@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from perflab.calibration import calibrate, write_calibration
 from perflab.parsers import parse_ghz, read_raw_text
+from perflab.studies.calibration.ceiling import calibrate, write_calibration
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "hello_fixture"
@@ -35,3 +35,21 @@ def test_no_successful_calibration_cell_is_an_error_naming_the_folder(tmp_path):
     (tmp_path / "calibration").mkdir()
     with pytest.raises(RuntimeError, match="no successful calibration cell"):
         calibrate(tmp_path)
+
+
+def test_a_level_on_more_connections_is_its_own_and_old_cells_ran_one(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    cells = sorted((run / "calibration").iterdir(), key=measured_rps)
+    fastest = cells[-1] / "cell.json"
+    cell = json.loads(fastest.read_text())
+    assert "connections" not in cell["spec"]["load"]  # recorded before connections was a key
+    assert calibrate(run).ceiling_connections == 1
+    cell["spec"]["load"]["connections"] = 4
+    fastest.write_text(json.dumps(cell))
+    result = calibrate(run)
+    assert result.ceiling_connections == 4
+    assert result.ceiling_rps == pytest.approx(measured_rps(cells[-1]))
+    concurrency = cell["spec"]["load"]["concurrency"]
+    assert f"{concurrency}x4" in result.rps_by_version[cell["spec"]["load"]["ghz_version"]]
+    assert "4 connections" in result.reason

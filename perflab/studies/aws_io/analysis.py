@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab import params
 from perflab.load import cell_dirs, read_cell_json
 from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
 from perflab.stats import compare_published, summarize
@@ -38,15 +39,29 @@ SEED_ROWS = [
     ("rps", "req/s"),
 ]
 COUNT_METRICS = {"count", "ok"}
+# The seed's ghz ran its default, one HTTP/2 connection: its tables answer those cells.
+SEED_CONNECTIONS = 1
 
 
 def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """This study's rows; error counts a cell did not report are zeros, not gaps."""
+    """This study's rows; error counts a cell did not report are zeros, not gaps.
+
+    Cells recorded before `connections` was a matrix key ran one connection and read as 1.
+    `server` is the implementation's own name; when the run varies the connections, the
+    `implementation` label also says how many, so no table mixes two connection counts.
+    """
     import pandas as pd
 
     part = frame[frame["study"] == STUDY].copy()
     if part.empty:
         return part
+    part = params.with_defaults(part, ("connections",))
+    part["server"] = part["implementation"]
+    if part["connections"].nunique() > 1:
+        part["implementation"] = [
+            f"{impl} ({k} conn)"
+            for impl, k in zip(part["server"], part["connections"], strict=True)
+        ]
     keys = [c for c in part.columns if c not in ("metric", "value", "unit")]
     counted = part[part["metric"] == "count"][keys].drop_duplicates()
     zeros = []
@@ -56,6 +71,14 @@ def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
             missing = counted[~counted["cell_id"].isin(have)]
             zeros.append(missing.assign(metric=metric, value=0.0, unit=unit))
     return pd.concat([part, *zeros], ignore_index=True)
+
+
+def as_the_seed_ran(part: pd.DataFrame) -> pd.DataFrame:
+    """The rows on one connection, as the seed ran, under the servers' own names."""
+    if part.empty:
+        return part
+    part = part[part["connections"] == SEED_CONNECTIONS]
+    return part.assign(implementation=part["server"])
 
 
 def shape_for_seed(frame: pd.DataFrame) -> str:
@@ -81,7 +104,7 @@ def seed_table(
     """One of the seed's tables: its rows, per server the published and the measured median."""
     import pandas as pd
 
-    part = study_frame(frame)
+    part = as_the_seed_ran(study_frame(frame))
     shape = shape_for_seed(part)
     if not part.empty:
         part = part[
@@ -90,22 +113,19 @@ def seed_table(
             & (part["concurrency"] == concurrency)
             & (part["latency_profile"] == latency)
         ]
-    summary = summarize(part, ["implementation"], [m for m, _ in SEED_ROWS]) if len(part) else None
+    metrics = [m for m, _ in SEED_ROWS]
+    summary = summarize(part, ["implementation"], metrics) if len(part) else pd.DataFrame()
     theirs = published[
         (published["scenario"] == scenario) & (published["concurrency"] == concurrency)
     ]
+    compared = compare_published(summary, theirs, ["implementation"], {m: m for m in metrics})
     rows = []
     for metric, unit in SEED_ROWS:
         row: dict[str, Any] = {"row": f"{metric} ({unit})"}
         for impl in IMPLEMENTATIONS:
-            pub = theirs[(theirs["implementation"] == impl) & (theirs["metric"] == metric)]
-            row[(impl, "published")] = float(pub["value"].iloc[0]) if len(pub) else float("nan")
-            mine = (
-                summary[(summary["implementation"] == impl) & (summary["metric"] == metric)]
-                if summary is not None and len(summary)
-                else []
-            )
-            row[(impl, "measured")] = float(mine["median"].iloc[0]) if len(mine) else float("nan")
+            hit = compared[(compared["implementation"] == impl) & (compared["metric"] == metric)]
+            for side in ("published", "measured"):
+                row[(impl, side)] = float(hit[side].iloc[0]) if len(hit) else float("nan")
         rows.append(row)
     table = pd.DataFrame(rows).set_index("row")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
@@ -119,7 +139,7 @@ def rate_summary(frame: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     if part.empty:
         return part
     by = ["scenario", "shape", "latency_profile", "implementation", "concurrency"]
-    return summarize(part, by, [metric])
+    return summarize(part, [*by, "connections", "server"], [metric])
 
 
 def per_call_cpu(frame: pd.DataFrame) -> pd.DataFrame:
@@ -129,7 +149,15 @@ def per_call_cpu(frame: pd.DataFrame) -> pd.DataFrame:
     part = study_frame(frame)
     if part.empty:
         return part
-    keys = ["scenario", "shape", "latency_profile", "implementation", "concurrency", "cell_id"]
+    keys = [
+        "scenario",
+        "shape",
+        "latency_profile",
+        "implementation",
+        "concurrency",
+        "connections",
+        "cell_id",
+    ]
     wide = part.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
     rows = []
     for role, column in (
@@ -272,8 +300,7 @@ def rps_published_vs_measured(
     frame: pd.DataFrame, published: pd.DataFrame, scenario: str, latency: str = "none"
 ) -> pd.DataFrame:
     """req/s per server and concurrency: the seed's number and this run's median (95% interval)."""
-
-    summary = rate_summary(frame)
+    summary = as_the_seed_ran(rate_summary(frame))
     shape = shape_for_seed(study_frame(frame))
     if len(summary):
         summary = summary[

@@ -1,8 +1,8 @@
 """The load generator's ceiling: every pinned ghz against the C++ reference server.
 
-Run before any ghz study with the same pinning (playbooks/calibrate.yml); perflab.calibration
-then picks the ghz that reaches the higher rate and records the ceiling that marks cells
-"bound". A pseudo-study: cells, but no playbook of its own, notebook or published table.
+Run before any ghz study with the same pinning (playbooks/calibrate.yml); `ceiling` (beside
+this module) then picks the ghz that reaches the higher rate and records the ceiling that
+marks cells "bound". A pseudo-study: cells, but no playbook, notebook or published table.
 """
 
 from __future__ import annotations
