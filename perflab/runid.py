@@ -5,15 +5,15 @@ is one path component of plain characters: no '/', no '..', no leading '.' (hidd
 parent) or '-' (read as an option by the tools it is passed to). The same pattern is asserted
 in playbooks/run_start.yml (tests/test_hostile_input.py keeps the two equal).
 
-Standard library only: make runs it with the system Python before the venv exists.
+Standard library only: make checks a run id (perflab.runargs) with the system Python,
+before the venv exists.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 
-RUN_ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+RUN_ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
@@ -26,20 +26,3 @@ def validate_run_id(value: str) -> str:
         )
     return value
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m perflab.runid <id>`: exit 0 if safe, else the one-line refusal and 2."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m perflab.runid <run_id>", file=sys.stderr)
-        return 2
-    try:
-        validate_run_id(args[0])
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,7 +21,7 @@ from tests.test_ansible import ansible
 
 SAFE = ["20261123T101500Z-quick", "20261123-reference-netns", "my_run.v2", "A"]
 HOSTILE = ["../../tmp/evil", "..", ".hidden", "-rf", "a/b", "a..b", "", "x" * 129, "a b",
-           "a\nb", "$(reboot)", "run;id"]
+           "a\nb", "run\n", "$(reboot)", "run;id"]
 
 
 @pytest.mark.parametrize("value", SAFE)
