@@ -249,3 +249,74 @@ def test_hello_study_through_ansible_with_remote_servers(tmp_path, host_paths):
     assert not (host_paths.home / "agent" / "agent.pid").exists()
     agent_port = yaml.safe_load((GROUP_VARS / "main.yml").read_text())["perflab_agent_port"]
     assert not port_open("127.0.0.1", int(agent_port))
+
+
+STOP_AGENT = """
+- name: Stop the server agent
+  hosts: servers
+  gather_facts: true
+  roles:
+    - role: server_agent
+      vars:
+        server_agent_state: stopped
+"""
+
+
+@pytest.mark.slow
+def test_agent_role_gives_each_run_its_own_token_and_reruns_quietly(tmp_path, host_paths):
+    """roles/server_agent: the token lands on the host with mode 0600 and the agent accepts
+    it; a second play for the same run changes nothing; a new run's token replaces the old
+    one (the agent is restarted for it); stopping removes the host's copy."""
+    from tests.test_ansible import ansible
+
+    def start(run_id: str):
+        return ansible(
+            "-i",
+            "inventory/localhost.yml",
+            "playbooks/run_start.yml",
+            "playbooks/server_agent.yml",
+            "-e",
+            "perflab_remote_servers=true",
+            "-e",
+            "perflab_profile=smoke",
+            "-e",
+            f"perflab_run_id={run_id}",
+            "-e",
+            f"perflab_data_dir={tmp_path}",
+            timeout=300,
+        )
+
+    port = yaml.safe_load((GROUP_VARS / "main.yml").read_text())["perflab_agent_port"]
+    url = f"http://127.0.0.1:{port}"
+    token_file = host_paths.home / "agent" / "token"
+    stop_playbook = tmp_path / "stop.yml"
+    stop_playbook.write_text(STOP_AGENT)
+    try:
+        first = start("agent-token-1")
+        assert first.returncode == 0, first.stdout[-3000:]
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert len(token) >= 32 and token not in first.stdout
+        assert call(url, "/status", token)["running"] is False
+        pid = (host_paths.home / "agent" / "agent.pid").read_text().strip()
+
+        again = start("agent-token-1")
+        assert again.returncode == 0, again.stdout[-3000:]
+        recap = again.stdout.split("PLAY RECAP", 1)[1]
+        assert "changed=0" in recap and "changed=1" not in recap, recap
+        assert (host_paths.home / "agent" / "agent.pid").read_text().strip() == pid
+
+        second = start("agent-token-2")
+        assert second.returncode == 0, second.stdout[-3000:]
+        new_token = token_file.read_text().strip()
+        assert new_token != token
+        with pytest.raises(AgentError, match=r"\(401\): wrong token"):
+            call(url, "/status", token)
+        assert call(url, "/status", new_token)["running"] is False
+        assert (host_paths.home / "agent" / "agent.pid").read_text().strip() != pid
+        assert token not in (host_paths.home / "agent" / "agent.log").read_text()
+    finally:
+        stopped = ansible("-i", "inventory/localhost.yml", str(stop_playbook), timeout=120)
+    assert stopped.returncode == 0, stopped.stdout[-3000:]
+    assert not token_file.exists()
+    assert not port_open("127.0.0.1", int(port))
