@@ -85,13 +85,15 @@ report: run-dir venv
 # a kernel runs in the notebook's folder); figures go to tmp/lab/<run_id>, never reports/.
 # On this machine only (127.0.0.1), no browser: open the URL with the token it prints.
 LAB_PORT ?= 8888
+# Jupyter refuses root unless told; the README's fresh machine may well be root's.
+LAB_AS_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: export PERFLAB_RUN_DIR = $(abspath $(RUN))
 lab: export PERFLAB_REFERENCE_DIR = $(CURDIR)/data/reference
 lab: export PERFLAB_OUT_DIR = $(CURDIR)/tmp/lab/$(notdir $(RUN:/=))
 lab: run-dir venv
 	mkdir -p "$$PERFLAB_OUT_DIR"
 	$(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
-		--ServerApp.port_retries=0 --ServerApp.root_dir=$(CURDIR)/notebooks
+		--ServerApp.port_retries=0 --ServerApp.root_dir=$(CURDIR)/notebooks $(LAB_AS_ROOT)
 
 # The namespaces share this machine's prefix: it is set up here first, then made reachable.
 netns-up: venv

@@ -33,7 +33,8 @@ def listening(
     timeout_s: float = 60.0,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """argv running in its own session with its output in log_path, once host:port accepts
-    connections; SIGTERM to its PID at the end (SIGKILL to its session after 10 s)."""
+    connections; SIGTERM to its session (its PID is the session's id) at the end, SIGKILL after
+    10 s."""
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             argv,
@@ -58,7 +59,8 @@ def listening(
         yield proc
     finally:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+            # Its session: a wrapper (make, a shell) and the tool it started go together.
+            os.killpg(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
