@@ -106,6 +106,11 @@ def compare_published(
     table["metric"] = table["metric"].fillna(table["measured_metric"].map(by_ours))
     unit = table["unit"] if "unit" in table else pd.Series(pd.NA, index=table.index)
     table["unit"] = unit.fillna(table["measured_unit"]) if "measured_unit" in table else unit
+    # Numbers as floats whatever the join left (an empty side makes object columns): a
+    # published 0 (e.g. no error) then gives an infinite or undefined ratio, not an error.
+    for column in ("published", "measured", "ci_low", "ci_high"):
+        if column in table:
+            table[column] = table[column].astype(float)
     table["ratio"] = table["measured"] / table["published"]
     first = [*on, "metric", "unit", "published", "measured", "ci_low", "ci_high", "source", "ratio"]
     first = [c for c in first if c in table]
