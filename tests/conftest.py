@@ -93,6 +93,10 @@ def pytest_runtest_call(item: pytest.Item):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    if nextitem is None or nextitem.path != item.path:
+        # Leaving a file (or the session) also tears down its module- and session-scoped
+        # fixtures, which live tests set up: stopping those is not this test's doing.
+        return (yield)
     with processes_refused(item):
         return (yield)
 

@@ -106,3 +106,53 @@ def test_needs_host(host_paths):
     else:
         result.assert_outcomes(skipped=1)
         result.stdout.fnmatch_lines(["*SKIPPED*not-set-up is not set up: run `make setup`*"])
+
+
+def test_a_fixture_teardown_of_an_unmarked_test_is_refused_too(pytester):
+    result = run(
+        pytester,
+        """
+import subprocess
+import pytest
+
+@pytest.fixture
+def cleans_up():
+    yield
+    subprocess.run(["true"])
+
+def test_first(cleans_up):
+    pass
+
+def test_second():
+    pass
+""",
+    )
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_first*", f"*{RULE}*"])
+
+
+@pytest.mark.live
+def test_a_live_session_fixture_may_stop_after_the_last_unmarked_test(pytester):
+    result = run(
+        pytester,
+        """
+import subprocess
+import pytest
+
+@pytest.fixture(scope="session")
+def server():
+    proc = subprocess.Popen(["sleep", "30"])
+    yield proc
+    proc.terminate()
+    subprocess.run(["true"], check=True)  # e.g. a stop command
+    proc.wait(5)
+
+@pytest.mark.live
+def test_live(server):
+    assert server.poll() is None
+
+def test_unit():
+    pass
+""",
+    )
+    result.assert_outcomes(passed=2)
