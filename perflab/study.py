@@ -5,7 +5,9 @@ Each study is a package `perflab/studies/<id>/` whose `__init__.py` exports `STU
 - `matrix.py`: `expand(run_id, config, known_impls) -> list[CellSpec]`, its matrix's
   validation (host side: standard library only);
 - `analysis.py`: what its notebook shows (pandas; imported only by notebooks and tests,
-  never by the host side, so `Study` names it rather than importing it);
+  never by the host side, so `Study` names it rather than importing it). It may define
+  `claim_frame(run_dir) -> pandas.DataFrame` for the verdict engine. The calibration
+  pseudo-study has none: its `ceiling.py` picks the ghz on the host instead.
 
 Studies import shared modules (`perflab.matrix`, `perflab.stats`, ...), never each other.
 Adding a study adds a package; nothing here lists them.
