@@ -76,6 +76,14 @@ def test_study_record_says_what_it_needs(study):
     assert ("connections" in matrix) == record.uses_ghz
 
 
+@pytest.mark.parametrize("study", listed_studies())
+def test_a_ghz_study_calibrates_first_and_only_a_ghz_study_does(study):
+    plays = yaml.safe_load((REPO / "playbooks" / f"{study}.yml").read_text())
+    imported = {play.get("ansible.builtin.import_playbook") for play in plays}
+    assert ("calibrate.yml" in imported) == get_study(study).uses_ghz
+    assert "study_start.yml" in imported
+
+
 def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     found = set()
