@@ -281,6 +281,7 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
     # The inventory the user runs lists exactly those two, grouped, with the composed vars.
     listed = emulator.run("ansible-inventory", "-i", "inventory/aws_ec2.yml", "--list")
     assert listed.returncode == 0, listed.stderr[-3000:]
+    assert "reserved name" not in listed.stderr, listed.stderr[-3000:]
     inventory = unwrap(json.loads(listed.stdout))
     hostvars = inventory["_meta"]["hostvars"]
     assert sorted(hostvars) == ["perflab-client", "perflab-server"]
@@ -288,7 +289,7 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
     assert inventory["clients"]["hosts"] == ["perflab-client"]
     for name, instance in instances.items():
         host = hostvars[name]
-        assert host["instance_id"] == instance["InstanceId"] != other_id
+        assert host["ec2_instance_id"] == instance["InstanceId"] != other_id
         assert host["ansible_host"] == instance["PublicIpAddress"]
         assert host["perflab_data_address"] == instance["PrivateIpAddress"]
         assert host["ansible_user"] == "admin" and host["perflab_topology"] == "aws"
