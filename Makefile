@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run-args run run-dir report lab test test-fast lint netns-up netns-down
+.PHONY: help venv lock setup run-args run run-dir report lab test test-fast unit-tests lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
@@ -116,8 +116,12 @@ define pytest_tier
 endef
 
 # The fast loop: lint and every unit test, nothing provisioned and no process started
-# (tests that start one are marked `live`; tests/conftest.py enforces it).
-test-fast: lint
+# (tests that start one are marked `live`; tests/conftest.py enforces it). Lint and the unit
+# tests are independent, so they run side by side, each one's output printed whole.
+test-fast: venv
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint unit-tests
+
+unit-tests: venv
 	$(call pytest_tier,-m "not live")
 
 # Everything: lint first (cheap), then the hosts are set up, because live tests start real
