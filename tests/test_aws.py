@@ -157,7 +157,9 @@ def fake_aws_env(endpoint: str, home: Path) -> dict[str, str]:
     """This environment less every AWS/boto setting, plus fake credentials and the emulator:
     no profile, config file, metadata service or other endpoint to fall back to."""
     env = {key: value for key, value in os.environ.items()
-           if not key.upper().startswith(("AWS_", "BOTO", "EC2_", "S3_"))}
+           if not key.upper().startswith(("AWS_", "BOTO", "EC2_", "S3_"))
+           and key.upper() not in {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"}}
+    dead_proxy = f"http://127.0.0.1:{free_port('127.0.0.1')}"  # nothing listens there
     env.update(
         AWS_ENDPOINT_URL=endpoint,
         AWS_ACCESS_KEY_ID="testing",
@@ -168,6 +170,11 @@ def fake_aws_env(endpoint: str, home: Path) -> dict[str, str]:
         AWS_EC2_METADATA_DISABLED="true",
         AWS_CONFIG_FILE=str(home / "no-aws-config"),
         AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"),
+        # Belt and braces: a call that ignored the endpoint would go through this proxy,
+        # where nothing listens, and fail; only loopback is reached directly.
+        HTTPS_PROXY=dead_proxy,
+        HTTP_PROXY=dead_proxy,
+        NO_PROXY="127.0.0.1",
         # The playbooks' key folder and the inventory's key path are under ~: a fresh home.
         HOME=str(home),
         ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
