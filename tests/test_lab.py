@@ -36,6 +36,8 @@ def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
     env.update(JUPYTER_TOKEN=token, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
     argv = ["make", "--no-print-directory", "lab", f"RUN={RUN}", f"LAB_PORT={port}"]
+    out_dir = REPO / "tmp" / "lab" / Path(RUN).name
+    made_out_dir = not out_dir.exists()
     with listening(argv, env, tmp_path / "lab.log", port, cwd=REPO, timeout_s=120) as make:
         base = f"http://127.0.0.1:{port}"
         listed = get(f"{base}/api/contents/", token)
@@ -52,8 +54,10 @@ def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
         handed = lab.environ()
         assert handed["PERFLAB_RUN_DIR"] == str(REPO / RUN)
         assert handed["PERFLAB_REFERENCE_DIR"] == str(REPO / "data" / "reference")
-        assert handed["PERFLAB_OUT_DIR"] == str(REPO / "tmp" / "lab" / Path(RUN).name)
+        assert handed["PERFLAB_OUT_DIR"] == str(out_dir) and out_dir.is_dir()
         assert "--no-browser" in lab.cmdline() and "--ServerApp.ip=127.0.0.1" in lab.cmdline()
     # Stopped by its PID: nothing answers on the port, the server is gone.
     assert not port_open("127.0.0.1", port)
     assert not lab.is_running()
+    if made_out_dir:
+        out_dir.rmdir()  # empty: nothing ran in it
