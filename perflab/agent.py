@@ -258,7 +258,8 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
             try:
                 # Before the body is even read: without this run's token nothing happens.
                 agent.authorize(self.headers.get("Authorization"))
-                length = int(self.headers.get("Content-Length") or 0)
+                length_text = self.headers.get("Content-Length") or "0"
+                length = int(length_text) if length_text.isdigit() else -1
                 if not 0 <= length <= MAX_BODY_BYTES:
                     raise Refused(f"a request body of {length} bytes is refused")
                 try:

@@ -184,12 +184,14 @@ def launch_server(
     ready_timeout_s: float = 60.0,
     memory_bytes: int = 0,
     prefix: list[str] | None = None,
+    argv_file: Path | None = None,
 ) -> ServerProcess:
     """Starts impl on host:port (0: a free port), waits for READY and returns it.
 
     A server that does not get ready is stopped before LaunchError is raised, so nothing
     is left behind. env is laid over server_env; prefix runs the command through another
-    (e.g. `ip netns exec <ns>`; the port is then not probed from here).
+    (e.g. `ip netns exec <ns>`; the port is then not probed from here). argv_file, when
+    given, gets the command as JSON before it starts, so a server that fails is on record.
     """
     check_memory(memory_bytes)
     port = port or free_port(host)
@@ -197,6 +199,8 @@ def launch_server(
         argv = command_argv(impl, paths, dict(options or {}), host=host, port=str(port))
     except UnknownImplementation as exc:
         raise LaunchError(str(exc)) from exc
+    if argv_file is not None:
+        argv_file.write_text(json.dumps(argv))
     full = [*(prefix or []), *argv]
     if pinning is not None:
         full = pinned(full, pinning.server_cpus, pinning)

@@ -280,8 +280,8 @@ class CellRunner:
             sampler=sampler,
             ready_timeout_s=spec.server.ready_timeout_s,
             memory_bytes=spec.server.memory_bytes,
+            argv_file=work / "server.argv.json",
         )
-        (work / "server.argv.json").write_text(json.dumps(server.argv))
         spec.server.port = server.port
         return server
 

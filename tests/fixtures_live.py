@@ -16,12 +16,42 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
+from perflab.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.impls import HostPaths
 from perflab.launch import ServerProcess
 from perflab.net import free_port
 
 REPO = Path(__file__).resolve().parent.parent
+# The first ghz every host has (roles/ghz installs each of the one list in group_vars).
+GHZ_VERSIONS = REPO / "inventory" / "group_vars" / "all" / "ghz.yml"
+GHZ_VERSION = yaml.safe_load(GHZ_VERSIONS.read_text())["perflab_ghz_versions"][0]
+
+
+def hello_cell(impl: str, name: str, options: dict | None = None) -> CellSpec:
+    """A short real hello cell (ghz, 2 callers, 1 s) against impl, as the runner gets it."""
+    return CellSpec(
+        run_id="t",
+        study="hello",
+        cell_id=f"{name}-steady-c2-r1",
+        scenario="steady",
+        implementation=name,
+        client="ghz",
+        params={"concurrency": 2},
+        repeat=1,
+        server=ServerSpec(impl=impl, options=dict(options or {})),
+        load=LoadSpec(
+            kind="ghz",
+            proto="hello.proto",
+            call="helloworld.Greeter.SayHello",
+            data={"name": "perflab"},
+            concurrency=2,
+            duration_s=1,
+            warmup_s=0.5,
+            ghz_version=GHZ_VERSION,
+        ),
+    )
 
 
 @dataclass

@@ -20,39 +20,17 @@ import yaml
 
 import perflab
 from perflab.agent_client import AgentError, call
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.cell import CellSpec
 from perflab.net import free_port, port_open
 from perflab.runner import CellRunner
 from tests.conftest import GROUP_VARS, REPO, study_vars
-from tests.fixtures_live import AgentHandle, write_token
+from tests.fixtures_live import AgentHandle, hello_cell, write_token
 
 pytestmark = pytest.mark.live
 
-GHZ_VERSION = yaml.safe_load((GROUP_VARS / "ghz.yml").read_text())["perflab_ghz_versions"][0]
-
 
 def hello_spec(impl: str = "cpp/hello") -> CellSpec:
-    return CellSpec(
-        run_id="t",
-        study="hello",
-        cell_id="cpp-steady-c2-r1",
-        scenario="steady",
-        implementation="cpp",
-        client="ghz",
-        params={"concurrency": 2},
-        repeat=1,
-        server=ServerSpec(impl=impl),
-        load=LoadSpec(
-            kind="ghz",
-            proto="hello.proto",
-            call="helloworld.Greeter.SayHello",
-            data={"name": "perflab"},
-            concurrency=2,
-            duration_s=1,
-            warmup_s=0.5,
-            ghz_version=GHZ_VERSION,
-        ),
-    )
+    return hello_cell(impl, "cpp")
 
 
 def runner_for(agent: AgentHandle, runs: Path, host_paths) -> CellRunner:

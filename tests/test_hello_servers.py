@@ -10,17 +10,16 @@ from pathlib import Path
 import pytest
 
 import perflab
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.impls import discover
 from perflab.launch import server_env, serving
 from perflab.runner import CellRunner
 from tests.conftest import REPO, study_vars
+from tests.fixtures_live import hello_cell
 
 # Every test here starts a real server.
 pytestmark = pytest.mark.live
 
 HELLO = study_vars("hello")[0]["implementations"]
-GHZ_VERSION = study_vars("calibration")[0]["ghz_versions"][0]
 
 
 @pytest.fixture(scope="module")
@@ -60,27 +59,7 @@ def test_server_answers_a_python_client_and_stops_cleanly(name, impls, host_path
 @pytest.mark.parametrize("name", sorted(HELLO))
 def test_server_serves_a_real_ghz_cell(name, host_paths, tmp_path):
     entry = HELLO[name]
-    spec = CellSpec(
-        run_id="t",
-        study="hello",
-        cell_id=f"{name}-steady-c2-r1",
-        scenario="steady",
-        implementation=name,
-        client="ghz",
-        params={"concurrency": 2},
-        repeat=1,
-        server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
-        load=LoadSpec(
-            kind="ghz",
-            proto="hello.proto",
-            call="helloworld.Greeter.SayHello",
-            data={"name": "perflab"},
-            concurrency=2,
-            duration_s=1,
-            warmup_s=0.5,
-            ghz_version=GHZ_VERSION,
-        ),
-    )
+    spec = hello_cell(entry["impl"], name, entry.get("options"))
     record = CellRunner(host_paths, tmp_path).run(spec)
     assert record.status == "ok", record.error
     cell_dir = tmp_path / "t" / "hello" / spec.cell_id

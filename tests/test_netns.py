@@ -167,6 +167,14 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
         for cell in cells:
             assert cell["status"] in ("ok", "bound"), cell["error"]
             assert cell["hosts"]["server"] == "10.77.0.1"  # across the data veth
+            # The record says where the server really listened, not the spec's defaults.
+            assert cell["spec"]["server"]["host"] == "10.77.0.1"
+            assert cell["spec"]["server"]["port"] > 0
+    # The run's agent token (made on the controller) is nowhere in the run's record.
+    token = (Path.home() / ".perflab" / "agent-tokens" / run_id).read_bytes().strip()
+    assert len(token) >= 32
+    leaked = [p for p in run_dir.rglob("*") if p.is_file() and token in p.read_bytes()]
+    assert not leaked, leaked
     resources = (next((run_dir / "aws_io").glob("*list_save*")) / "resources.csv").read_text()
     assert "dependency_s3" in resources and "dependency_mongo" in resources
 

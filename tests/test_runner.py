@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 import perflab
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.cell import CellSpec
 from perflab.impls import HostPaths
 from perflab.launch import plan_pinning
 from perflab.net import free_port, port_open
 from perflab.runner import CellRunner
+from tests.fixtures_live import hello_cell
 
 # Listens, says READY, then behaves as told by its first argument.
 SCRATCH_SERVER = textwrap.dedent("""
@@ -58,26 +59,11 @@ def scratch_tree(tmp_path: Path) -> Path:
 
 
 def spec(mode: str, ready_timeout_s: float = 20.0, port: int = 0) -> CellSpec:
-    return CellSpec(
-        run_id="run1",
-        study="hello",
-        cell_id=f"{mode}-steady-c2-r1",
-        scenario="steady",
-        implementation=mode,
-        client="ghz",
-        params={"concurrency": 2},
-        repeat=1,
-        server=ServerSpec(impl=f"scratch/{mode}", ready_timeout_s=ready_timeout_s, port=port),
-        load=LoadSpec(
-            kind="ghz",
-            proto="hello.proto",
-            call="helloworld.Greeter.SayHello",
-            data={"name": "x"},
-            concurrency=2,
-            duration_s=2,
-            ghz_version="0.93.0",
-        ),
-    )
+    cell = hello_cell(f"scratch/{mode}", mode)
+    cell.run_id = "run1"
+    cell.server.ready_timeout_s = ready_timeout_s
+    cell.server.port = port
+    return cell
 
 
 @pytest.fixture
@@ -100,6 +86,9 @@ def test_server_that_crashes_at_start_fails_its_cell_with_the_reason(runner):
     assert record.status == "failed"
     assert "exited with code 3 before READY" in record.error
     assert "address on fire" in record.error
+    # What was started is on record even though it never got ready.
+    argv = json.loads((runner.cell_dir(spec("crash")) / "server.argv.json").read_text())
+    assert Path(argv[1]).name == "server.py" and int(argv[argv.index("--port") + 1]) > 0
     cell = json.loads((runner.cell_dir(spec("crash")) / "cell.json").read_text())
     assert cell["status"] == "failed"
 
