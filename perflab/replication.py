@@ -122,6 +122,11 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     if replication.reference is not None:
         head += ["reference run", ""]
     head.append("evidence")
+    # The notebook theme right-aligns table cells: words read better from the left.
+    lines.append(
+        "<style>table.verdicts td, table.verdicts th {text-align: left; vertical-align: top}"
+        "</style>"
+    )
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")

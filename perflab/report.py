@@ -138,11 +138,20 @@ def manifest_markdown(manifest: dict) -> str:
     return "\n".join(lines)
 
 
+def study_pages(out_dir: str | Path) -> dict[str, str]:
+    """Each study page rendered beside the index: study id -> file name."""
+    pages = sorted(Path(out_dir).glob("*.html"))
+    return {p.stem: p.name for p in pages if p.stem not in (OVERVIEW, "index")}
+
+
 def study_links(run_dir: str | Path, out_dir: str | Path) -> str:
     """An HTML list linking each study page rendered beside the index."""
-    pages = sorted(p for p in Path(out_dir).glob("*.html") if p.stem not in (OVERVIEW, "index"))
     studies = {p.name for p in Path(run_dir).iterdir() if p.is_dir()}
-    items = "".join(f'<li><a href="{p.name}">{p.stem}</a></li>' for p in pages if p.stem in studies)
+    items = "".join(
+        f'<li><a href="{page}">{study}</a></li>'
+        for study, page in study_pages(out_dir).items()
+        if study in studies
+    )
     return f"<ul>{items}</ul>" if items else "<p>No study page was rendered for this run.</p>"
 
 
