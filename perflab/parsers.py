@@ -142,21 +142,29 @@ RESOURCE_COLUMNS = ("t", "pid", "role", "phase", "cpu_percent", "rss_bytes", "cp
 
 
 def parse_resources(text: str, path: Path | str = "resources.csv") -> list[Metric]:
-    """psutil samples: per role, CPU seconds and mean CPU% in the measured phase, peak RSS."""
+    """psutil samples: per role, CPU in the measured phase and peak RSS.
+
+    CPU comes from the cumulative `cpu_seconds` of each process, between its first and
+    its last sample inside the "measure" phase: nothing before the phase (a warm-up, a
+    server building its payload) is counted. `<role>_cpu_window` is the time between those
+    samples and `<role>_cpu_percent_mean` the CPU over it in % of one core, so a process
+    pinned to one core reads at most 100% plus the tick resolution (10 ms over the window).
+    The sampler takes a sample at each phase change, so in new runs the window is the phase;
+    in older runs it starts up to one sampling interval late and ends up to one early.
+    """
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None or not set(RESOURCE_COLUMNS) <= set(reader.fieldnames):
         raise MalformedRawFile(
             path, f"expected columns {RESOURCE_COLUMNS}, got {reader.fieldnames}"
         )
-    # role -> pid -> [(t, phase, cpu_percent, rss, cpu_seconds)]
-    series: dict[str, dict[str, list[tuple[float, str, float, float, float]]]] = {}
+    # role -> pid -> [(t, phase, rss, cpu_seconds)]
+    series: dict[str, dict[str, list[tuple[float, str, float, float]]]] = {}
     try:
         for row in reader:
             series.setdefault(row["role"], {}).setdefault(row["pid"], []).append(
                 (
                     float(row["t"]),
                     row["phase"],
-                    float(row["cpu_percent"]),
                     float(row["rss_bytes"]),
                     float(row["cpu_seconds"]),
                 )
@@ -166,29 +174,22 @@ def parse_resources(text: str, path: Path | str = "resources.csv") -> list[Metri
     rows = []
     for role, pids in sorted(series.items()):
         measured = [s for samples in pids.values() for s in samples if s[1] == "measure"]
-        cpu_seconds = 0.0
-        for samples in pids.values():
-            phase_samples = [s for s in samples if s[1] == "measure"]
-            if phase_samples:
-                # From the last sample before the phase to its last sample: CPU used in the phase.
-                before = [s for s in samples if s[0] < phase_samples[0][0]]
-                start = before[-1][4] if before else phase_samples[0][4]
-                cpu_seconds += phase_samples[-1][4] - start
-        peak_rss = max((s[3] for samples in pids.values() for s in samples), default=0.0)
+        cpu_seconds = sum(
+            phase[-1][3] - phase[0][3]
+            for phase in ([s for s in samples if s[1] == "measure"] for samples in pids.values())
+            if phase
+        )
+        peak_rss = max((s[2] for samples in pids.values() for s in samples), default=0.0)
         # The client's exact CPU and RSS come from /usr/bin/time -v (client_* metrics);
         # its samples are named apart so neither overwrites the other.
         # Dependencies (S3, MongoDB, ...) are sampled only, so they keep their own name.
         name = role if role == "server" or role.startswith("dependency_") else f"{role}_sampled"
         rows.append(Metric(f"{name}_rss_peak", peak_rss / 2**20, "MiB"))
-        if measured:
+        window = (max(s[0] for s in measured) - min(s[0] for s in measured)) if measured else 0.0
+        if window > 0:  # one sample in the phase measures no CPU
             rows.append(Metric(f"{name}_cpu_seconds", cpu_seconds, "s"))
-            rows.append(
-                Metric(
-                    f"{name}_cpu_percent_mean",
-                    sum(s[2] for s in measured) / len(measured),
-                    "percent",
-                )
-            )
+            rows.append(Metric(f"{name}_cpu_window", window, "s"))
+            rows.append(Metric(f"{name}_cpu_percent_mean", 100 * cpu_seconds / window, "percent"))
     return rows
 
 

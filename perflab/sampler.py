@@ -27,6 +27,9 @@ class ResourceSampler:
         self._seen: dict[int, psutil.Process] = {}
         self._phase = "start"
         self._lock = threading.Lock()
+        # Guards the writer: a phase change samples from the caller's thread.
+        self._write_lock = threading.Lock()
+        self._writer: csv.writer | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
         self._t0 = time.monotonic()
@@ -44,8 +47,15 @@ class ResourceSampler:
             self._roots.pop(role, None)
 
     def phase(self, name: str) -> None:
-        self._phase = name
-        self.phases.append((round(time.monotonic() - self._t0, 3), name))
+        """Switches phase with one sample at the change, written under the old phase and
+        the new: a phase's CPU (a difference of cumulative cpu_seconds) then spans exactly
+        the phase, not the samples nearest it."""
+        with self._write_lock:
+            rows = self._rows() if self._writer is not None else []
+            self._write(rows)
+            self._phase = name
+            self.phases.append((round(time.monotonic() - self._t0, 3), name))
+            self._write([(t, pid, role, name, *rest) for t, pid, role, _, *rest in rows])
 
     def start(self) -> None:
         self._thread.start()
@@ -60,8 +70,17 @@ class ResourceSampler:
         except psutil.NoSuchProcess:
             return []
 
-    def _sample(self, writer: csv.writer) -> None:
+    def _write(self, rows: list[tuple]) -> None:
+        if self._writer is not None:
+            self._writer.writerows(rows)
+
+    def _sample(self) -> None:
+        with self._write_lock:
+            self._write(self._rows())
+
+    def _rows(self) -> list[tuple]:
         now = round(time.monotonic() - self._t0, 3)
+        rows = []
         with self._lock:
             roots = dict(self._roots)
         for role, root in roots.items():
@@ -77,7 +96,7 @@ class ResourceSampler:
                     continue
                 if rss == 0:
                     continue  # exiting: a zero here is not memory the process ever had
-                writer.writerow(
+                rows.append(
                     (
                         now,
                         proc.pid,
@@ -88,12 +107,17 @@ class ResourceSampler:
                         round(times.user + times.system, 3),
                     )
                 )
+        return rows
 
     def _loop(self) -> None:
         with self._out.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
+            with self._write_lock:
+                self._writer = writer
             while not self._stop.is_set():
-                self._sample(writer)
+                self._sample()
                 self._stop.wait(self._interval_s)
-            self._sample(writer)
+            self._sample()
+            with self._write_lock:
+                self._writer = None

@@ -97,6 +97,55 @@ def test_resources_real_samples():
     assert "client_sampled_cpu_seconds" in metrics  # time -v owns client_cpu_seconds
 
 
+def test_resources_real_cpu_is_the_difference_inside_the_phase():
+    """The real file's server was busy in its warm-up: none of that is counted, and the
+    mean over the measured window is the cumulative difference over its duration."""
+    text = (DATA / "resources_real.csv").read_text()
+    server = [line.split(",") for line in text.splitlines()[1:] if ",server,measure," in line]
+    first, last = server[0], server[-1]
+    metrics = as_dict(parse_resources(text))
+    assert metrics["server_cpu_seconds"][0] == pytest.approx(float(last[6]) - float(first[6]))
+    assert metrics["server_cpu_window"] == (pytest.approx(float(last[0]) - float(first[0])), "s")
+    before = [line.split(",") for line in text.splitlines()[1:] if ",server,warmup," in line]
+    # Counting from the last warm-up sample (the old rule) would add the CPU between them.
+    assert float(first[6]) > float(before[-1][6])
+
+
+def busy_core_csv(tick: float = 0.01, interval: float = 0.1) -> str:
+    """A process pinned to one core and busy throughout: cumulative CPU rounded down to
+    the kernel's tick, sampled a little late each time as psutil is; 0.8 s of warm-up
+    before a 2 s measured phase."""
+    lines = ["t,pid,role,phase,cpu_percent,rss_bytes,cpu_seconds"]
+    t = 0.0
+    while t < 3.0:
+        phase = "warmup" if t < 0.8 else "measure"
+        cpu = int(t / tick) * tick  # a full core, counted in whole ticks
+        # cpu_percent as psutil reports it over uneven intervals: it can exceed 100.
+        percent = 112.0 if phase == "measure" else 100.0
+        lines.append(f"{t:.3f},7,server,{phase},{percent},1,{cpu:.2f}")
+        t += interval + 0.007
+    return "\n".join(lines) + "\n"
+
+
+def test_resources_cpu_of_a_pinned_process_stays_within_one_core():
+    metrics = as_dict(parse_resources(busy_core_csv()))
+    window = metrics["server_cpu_window"][0]
+    assert window > 1.5
+    # At most one core, give or take one tick at each end of the window.
+    assert metrics["server_cpu_percent_mean"][0] <= 100 * (1 + 2 * 0.01 / window)
+    assert metrics["server_cpu_percent_mean"][0] >= 100 * (1 - 2 * 0.01 / window)
+    # The warm-up's 0.8 s are not in the measured CPU.
+    assert metrics["server_cpu_seconds"][0] <= window + 0.02
+
+
+def test_resources_with_one_sample_in_the_phase_gives_no_cpu():
+    text = "t,pid,role,phase,cpu_percent,rss_bytes,cpu_seconds\n0.1,7,server,warmup,90,5,0.5\n"
+    text += "0.2,7,server,measure,90,6,0.6\n"
+    metrics = as_dict(parse_resources(text))
+    assert "server_cpu_seconds" not in metrics and "server_cpu_percent_mean" not in metrics
+    assert metrics["server_rss_peak"][0] == pytest.approx(6 / 2**20)
+
+
 def test_resources_without_its_columns_is_refused():
     with pytest.raises(MalformedRawFile, match="resources.csv: expected columns"):
         parse_resources("a,b\n1,2\n", "resources.csv")
