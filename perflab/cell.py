@@ -104,7 +104,21 @@ class CellRecord:
     tool_versions: dict[str, str] = field(default_factory=dict)
     # The host's 1-minute load average as the cell started: other work on the host shows here.
     loadavg_start: float = 0.0
+    # The commit the host's code copy came from ('<sha>-dirty' with uncommitted changes):
+    # the manifest names the code the cells ran, not the checkout that collected them.
+    code_revision: str = ""
     notes: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def revision_of(src: Path) -> str:
+        """The revision perflab_code recorded beside the host's copy (REVISION.json)."""
+        try:
+            revision = json.loads((src / "REVISION.json").read_text())
+        except (OSError, ValueError):
+            return ""  # a copy made by hand, or a checkout run in place: no claim made
+        sha = str(revision.get("git_sha") or "unknown")
+        dirty = revision.get("dirty") in (True, "True", "true")
+        return f"{sha}-dirty" if dirty else sha
 
     def write(self, folder: Path) -> None:
         (folder / "cell.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))

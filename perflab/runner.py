@@ -180,6 +180,7 @@ class CellRunner:
             run_id=spec.run_id,
             spec=json.loads(spec.to_json()),
             loadavg_start=os.getloadavg()[0],
+            code_revision=CellRecord.revision_of(self.paths.src),
         )
         sampler = ResourceSampler(work / "resources.csv")
         sampler.start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from perflab.cell import CellRecord
 from perflab.manifest import build_manifest
 
 COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "git_sha": "bbb"}
@@ -63,3 +64,12 @@ def test_cells_without_records_fall_back_to_the_collecting_invocation(tmp_path):
         "2026-11-23T14:49:00Z",
         "bbb",
     )
+
+
+def test_cells_read_the_revision_the_host_copy_recorded(tmp_path):
+    assert CellRecord.revision_of(tmp_path) == ""
+    (tmp_path / "REVISION.json").write_text('{"git_sha": "abc", "dirty": false}')
+    assert CellRecord.revision_of(tmp_path) == "abc"
+    # Ansible's template may hand the flag over as text.
+    (tmp_path / "REVISION.json").write_text('{"git_sha": "abc", "dirty": "True"}')
+    assert CellRecord.revision_of(tmp_path) == "abc-dirty"
