@@ -135,6 +135,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verdicts(args: argparse.Namespace) -> int:
+    """Every claim's verdict on a run as a markdown table (the README's summary)."""
+    from perflab.runargs import check_run_dir
+
+    try:
+        check_run_dir(args.run_dir)
+    except ValueError as exc:
+        print(f"perflab verdicts: {exc}", file=sys.stderr)
+        return 2
+    from perflab.replication import markdown_table, replicate
+
+    print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
+    return 0
+
+
 def run_id_arg(value: str) -> str:
     """argparse's type for a run id: its refusal is perflab.runid's one line."""
     try:
@@ -214,6 +229,11 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--reference", default="data/reference")
     report.add_argument("--notebooks", default="notebooks")
     report.set_defaults(func=cmd_report)
+
+    verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
+    verdicts.add_argument("--run-dir", required=True)
+    verdicts.add_argument("--reference", default="data/reference")
+    verdicts.set_defaults(func=cmd_verdicts)
     return top
 
 
