@@ -12,14 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from perflab.net import port_open
+from perflab.procs import log_tail
 
 
 class NotListening(RuntimeError):
     """The process exited, or its port did not answer in time; the message holds its log."""
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @contextmanager
@@ -50,11 +47,13 @@ def listening(
         while not port_open(host, port):
             if proc.poll() is not None:
                 raise NotListening(
-                    f"{argv[0]} exited with {proc.returncode}:\n{log_tail(log_path)}"
+                    f"{argv[0]} exited with {proc.returncode}:\n{log_tail(log_path, 30)}"
                 )
             if time.monotonic() > deadline:
-                raise NotListening(f"{argv[0]} not on {host}:{port} in {timeout_s:.0f} s:\n"
-                                   f"{log_tail(log_path)}")
+                raise NotListening(
+                    f"{argv[0]} not on {host}:{port} in {timeout_s:.0f} s:\n"
+                    f"{log_tail(log_path, 30)}"
+                )
             time.sleep(0.2)
         yield proc
     finally:
