@@ -29,3 +29,14 @@ def with_defaults(
         column = rows.get(name)
         filled[name] = default if column is None else column.fillna(default).astype(type(default))
     return rows.assign(**filled)
+
+
+def own_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    """One study's rows without the parameter columns only other studies record.
+
+    `perflab.load` gives a run one frame, so a study's rows carry every other study's
+    parameters as empty columns; grouping or pivoting on those drops every row (pandas
+    skips NaN keys). A column that is empty in all of `rows` is not the study's own.
+    """
+    empty = [c for c in rows.columns if rows[c].isna().all() and c not in ("value", "unit")]
+    return rows.drop(columns=empty)

@@ -31,6 +31,17 @@ def palette(names: pd.Series | list[str]) -> dict[str, str]:
     return {name: cycle[i % len(cycle)] for i, name in enumerate(ordered)}
 
 
+# Values whose largest is this many times their smallest get a log axis: on a linear one
+# the small values (sub-millisecond latencies beside 60 ms ones) are a flat line at zero.
+DECADES = 30.0
+
+
+def spans_decades(values) -> bool:  # values: any iterable of numbers
+    """Whether positive values span enough that a linear axis hides the small ones."""
+    positive = [float(v) for v in values if v == v and float(v) > 0]
+    return len(positive) >= 2 and max(positive) / min(positive) >= DECADES
+
+
 def lines_with_intervals(
     summary: pd.DataFrame,
     x: str,
@@ -39,22 +50,33 @@ def lines_with_intervals(
     ylabel: str,
     logx: bool = False,
     colors: dict[str, str] | None = None,
+    logy: bool | None = None,
 ) -> Figure:
-    """One line per `series` value over `x`, with the 95% interval as error bars.
+    """One line per `series` value over `x`, each point's interval (`ci_low`..`ci_high`,
+    what it is: `stats.interval_sentence`) as error bars; none for one repeat.
 
     `colors` (from `palette`) keeps a series the same colour across figures of a report.
+    `logy`: a log y axis; by default when the medians span decades (`spans_decades`).
     """
+    logy = spans_decades(summary["median"]) if logy is None else logy
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name, group in summary.groupby(series, sort=True):
         group = group.sort_values(x)
-        err = [group["median"] - group["ci_low"], group["ci_high"] - group["median"]]
+        err = [
+            (group["median"] - group["ci_low"]).fillna(0),
+            (group["ci_high"] - group["median"]).fillna(0),
+        ]
         color = (colors or {}).get(str(name))
         ax.errorbar(
             group[x], group["median"], yerr=err, marker="o", capsize=3, label=str(name), color=color
         )
     if logx:
         ax.set_xscale("log")
-    ax.set_ylim(bottom=0)  # rates compared by eye need their zero
+    if logy:
+        ax.set_yscale("log")
+        ylabel += " (log scale)"
+    else:
+        ax.set_ylim(bottom=0)  # rates compared by eye need their zero
     ax.set_xticks(sorted(summary[x].unique()))
     ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel(x)
@@ -67,17 +89,25 @@ def lines_with_intervals(
 
 
 def published_vs_measured(table: pd.DataFrame, label: str, title: str, ylabel: str) -> Figure:
-    """Paired bars: published (hatched) and measured (with interval) per label."""
+    """Paired bars: published (hatched) and measured (with its interval) per label; a log
+    axis when the bars span decades (a seed's 20 GB beside tens of MiB)."""
     import numpy as np
 
     table = table.dropna(subset=["published", "measured"], how="all").reset_index(drop=True)
+    logy = spans_decades([*table["published"], *table["measured"]])
     xs = np.arange(len(table))
     fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(table) + 2), 4.5))
     ax.bar(xs - 0.2, table["published"], width=0.4, label="published", hatch="//", alpha=0.6)
-    err = [table["measured"] - table["ci_low"], table["ci_high"] - table["measured"]]
+    err = [
+        (table["measured"] - table["ci_low"]).fillna(0),
+        (table["ci_high"] - table["measured"]).fillna(0),
+    ]
     ax.bar(xs + 0.2, table["measured"], width=0.4, yerr=err, capsize=2, label="measured here")
     ax.set_xticks(xs)
     ax.set_xticklabels(table[label], rotation=45, ha="right", fontsize=8)
+    if logy:
+        ax.set_yscale("log")
+        ylabel += " (log scale)"
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)

@@ -1,47 +1,63 @@
-"""Medians with 95% bootstrap intervals, and the tables the notebooks show."""
+"""Medians with intervals labelled by their real coverage, and the tables the notebooks show."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perflab.intervals import median_interval
+
 if TYPE_CHECKING:
     import pandas as pd
-
-BOOTSTRAP_RESAMPLES = 10_000
-# A fixed seed: the same data gives the same interval, so re-rendered tables are identical.
-BOOTSTRAP_SEED = 20261122
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """A median over repeats and, from two repeats on, an exact order-statistic interval.
+
+    `coverage` is the probability the interval covers the population median (3 repeats:
+    their range, 75%); `interval` names the method. One repeat has no interval: low, high
+    and coverage are NaN and `interval` is empty.
+    """
+
     median: float
     low: float
     high: float
     n: int
+    coverage: float
+    interval: str
 
 
-def median_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
-    """Median and percentile-bootstrap interval; with one value the interval is that value."""
-    data = np.asarray([v for v in values if v == v], dtype=float)  # drop NaN
-    if data.size == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+NAN = float("nan")
+
+
+def median_ci(values: Sequence[float]) -> Estimate:
+    """Median and `perflab.intervals.median_interval` (None below two values: no interval)."""
+    data = [float(v) for v in values if v == v]  # drop NaN
+    if not data:
+        return Estimate(NAN, NAN, NAN, 0, NAN, "")
     median = float(np.median(data))
-    if data.size == 1:
-        return Estimate(median, median, median, 1)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    samples = rng.choice(data, size=(BOOTSTRAP_RESAMPLES, data.size), replace=True)
-    medians = np.median(samples, axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(medians, [tail, 100 - tail])
-    return Estimate(median, float(low), float(high), int(data.size))
+    interval = median_interval(data)
+    if interval is None:
+        return Estimate(median, NAN, NAN, len(data), NAN, "")
+    return Estimate(
+        median,
+        float(interval.low),
+        float(interval.high),
+        len(data),
+        interval.coverage,
+        interval.method,
+    )
 
 
 def summarize(frame: pd.DataFrame, by: list[str], metrics: list[str] | None = None) -> pd.DataFrame:
-    """One row per group and metric: median, ci_low, ci_high, n (repeats), unit."""
+    """One row per group and metric: median, ci_low, ci_high, n (repeats), coverage (the
+    interval's probability of covering the median; NaN with one repeat), interval (its
+    method), unit."""
     import pandas as pd
 
     data = frame if metrics is None else frame[frame["metric"].isin(metrics)]
@@ -55,9 +71,51 @@ def summarize(frame: pd.DataFrame, by: list[str], metrics: list[str] | None = No
                 "ci_low": estimate.low,
                 "ci_high": estimate.high,
                 "n": estimate.n,
+                "coverage": estimate.coverage,
+                "interval": estimate.interval,
             }
         )
     return pd.DataFrame(rows)
+
+
+def percent(coverage: float) -> str:
+    """Coverage as a whole percent, rounded down (87.5% is not 88%)."""
+    return f"{math.floor(coverage * 100 + 1e-9):.0f}%"
+
+
+def interval_sentence(summary: pd.DataFrame) -> str:
+    """What the intervals of a summary are, generated from its repeat counts, e.g.
+    'Intervals: the range of the 3 repeats, which covers the median with 75% probability.'"""
+    if summary.empty or "n" not in summary:
+        return "No interval: nothing was measured."
+    parts = []
+    kinds = summary[summary["n"] >= 2].drop_duplicates(["n", "interval"]).sort_values("n")
+    for row in kinds.itertuples(index=False):
+        what = (
+            f"the range of the {row.n} repeats"
+            if row.interval == "range of the repeats"
+            else f"an {row.interval} from {row.n} repeats"
+        )
+        parts.append(f"{what}, which covers the median with {percent(row.coverage)} probability")
+    single = int((summary["n"] == 1).sum())
+    if not parts:
+        return "One repeat per cell: values are single measurements, with no interval."
+    sentence = "Intervals: " + "; ".join(parts) + "."
+    if single:
+        sentence += " Cells with one repeat show their value alone, with no interval."
+    return sentence
+
+
+def interval_header(summary: pd.DataFrame) -> str:
+    """A short column label for a summary's intervals: '75% range' or 'interval (75-96%)'."""
+    if "coverage" not in summary:
+        return "interval"
+    levels = sorted({percent(c) for c in summary["coverage"].dropna()})
+    if not levels:
+        return "interval"
+    if len(levels) == 1:
+        return f"{levels[0]} interval"
+    return f"interval ({levels[0]}–{levels[-1]})"
 
 
 def wide(
@@ -77,11 +135,12 @@ def compare_published(
 ) -> pd.DataFrame:
     """Published next to measured (median and interval) with the ratio measured/published.
 
-    `measured`: a `summarize` frame (on..., metric, unit, median, ci_low, ci_high, n, and any
-    other columns, which are kept); `published`: data/reference rows (on..., metric, value,
-    unit, source). `metric`: the name both use, or {published name: measured name} where a
-    study names it differently (rows keep the published name). `how`: "outer" keeps every
-    row of both sides, "left" what the seed published only, "right" what was measured only.
+    `measured`: a `summarize` frame (on..., metric, unit, median, ci_low, ci_high, n,
+    coverage, interval, and any other columns, which are kept); `published`: data/reference
+    rows (on..., metric, value, unit, source). `metric`: the name both use, or {published
+    name: measured name} where a study names it differently (rows keep the published name).
+    `how`: "outer" keeps every row of both sides, "left" what the seed published only,
+    "right" what was measured only.
     Sorted by `on` unless `sort` is False (then a left join keeps the seed's order).
 
     Columns: on..., metric, unit (the seed's, else ours), published, measured, ci_low,
@@ -167,3 +226,30 @@ def ranking_by_group(table: pd.DataFrame, group: str, label: str) -> pd.DataFram
             }
         )
     return pd.DataFrame(rows)
+
+
+# A percentile is an estimate only with this many samples beyond it; with fewer it is
+# one of the largest samples (p99.9 of 1 000 calls is the maximum).
+TAIL_SAMPLES = 10
+
+
+def percentile_supported(fraction: float, samples: float) -> bool:
+    """Whether `samples` values support their `fraction` percentile (p99.9: 10 000)."""
+    return samples == samples and samples * (1 - fraction) >= TAIL_SAMPLES - 1e-9
+
+
+def percentile_note(samples: float) -> str:
+    """A sentence on which percentiles a cell of `samples` values can show."""
+    shown = [
+        name for name, f in (("p99", 0.99), ("p99.9", 0.999)) if percentile_supported(f, samples)
+    ]
+    hidden = [name for name in ("p99", "p99.9") if name not in shown]
+    if not hidden:
+        return ""
+    need = {"p99": 1_000, "p99.9": 10_000}
+    return (
+        f"Percentiles need at least {TAIL_SAMPLES} samples beyond them: "
+        + ", ".join(f"{h} ({need[h]:,} samples)" for h in hidden)
+        + f" {'is' if len(hidden) == 1 else 'are'} not shown where a cell has "
+        f"{samples:,.0f}; the maximum is."
+    )

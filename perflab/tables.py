@@ -1,4 +1,8 @@
-"""Tables for people: medians with intervals and units in the headers, status counts."""
+"""Tables for people: medians with intervals and units in the headers, status counts.
+
+No row index is shown where it is only 0..n (`hide_index`); a table with nothing in it
+becomes a sentence (`or_note`).
+"""
 
 from __future__ import annotations
 
@@ -15,11 +19,15 @@ def fmt_number(value: float, digits: int) -> str:
 
 
 def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
-    """'median [low – high]' strings; one repeat shows the value alone."""
+    """'median [low – high]' strings; one repeat (no interval) shows the value alone."""
+    import pandas as pd
+
+    if summary.empty:
+        return pd.Series(dtype=object, index=summary.index)
     return summary.apply(
         lambda row: (
             fmt_number(row["median"], digits)
-            if row["n"] <= 1
+            if row["n"] <= 1 or row["ci_low"] != row["ci_low"]
             else f"{fmt_number(row['median'], digits)} [{fmt_number(row['ci_low'], digits)} – "
             f"{fmt_number(row['ci_high'], digits)}]"
         ),
@@ -30,7 +38,8 @@ def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
 def ci_table(
     summary: pd.DataFrame, index: str, columns: str, digits: int = 0, unit: str | None = None
 ) -> pd.DataFrame:
-    """Rows `index`, one column per `columns` value, cells 'median [95% interval]'."""
+    """Rows `index`, one column per `columns` value, cells 'median [interval]' (what the
+    interval is: `stats.interval_sentence`)."""
     frame = summary.assign(cell=with_interval(summary, digits))
     table = frame.pivot_table(index=index, columns=columns, values="cell", aggfunc="first")
     unit = unit or (summary["unit"].iloc[0] if len(summary) else "")
@@ -66,10 +75,12 @@ def errors_by_code(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return table.rename(columns={"value": "calls"})
 
 
-def or_note(table: pd.DataFrame, note: str):  # -> DataFrame | IPython Markdown
-    """The table, or a sentence saying there is nothing to show (an empty grid says nothing)."""
+def or_note(table: pd.DataFrame, note: str, index: bool = True):  # -> table | Markdown
+    """The table, or a sentence saying there is nothing to show (an empty grid says nothing).
+
+    `index=False` shows it without its row index (`hide_index`), for a 0..n index."""
     if len(table):
-        return table
+        return table if index else hide_index(table)
     from IPython.display import Markdown
 
     return Markdown(f"*{note}*")
@@ -78,19 +89,31 @@ def or_note(table: pd.DataFrame, note: str):  # -> DataFrame | IPython Markdown
 def published_table(
     table: pd.DataFrame, keys: list[str], unit: str, digits: int = 1
 ) -> pd.DataFrame:
-    """Published vs measured for display: keys as index, units in the headers."""
-    shown = table.set_index(keys)[["published", "measured", "ci_low", "ci_high", "ratio"]]
-    return shown.round(
+    """Published vs measured for display: keys as index, units in the headers.
+
+    Only rows with both a published and a measured number; the interval's header says its
+    coverage (from the `coverage` column when the table has one); a ratio that is not a
+    number (a published zero) shows as "–"."""
+    from perflab.stats import interval_header
+
+    both = table.dropna(subset=["published", "measured"])
+    header = interval_header(both)
+    shown = both.set_index(keys)[["published", "measured", "ci_low", "ci_high", "ratio"]]
+    shown = shown.assign(ratio=shown["ratio"].where(shown["ratio"].abs() != float("inf")))
+    shown = shown.round(
         {"published": digits, "measured": digits, "ci_low": digits, "ci_high": digits, "ratio": 2}
-    ).rename(
+    )
+    if shown["ci_low"].isna().all():  # one repeat everywhere: no interval to show
+        shown = shown.drop(columns=["ci_low", "ci_high"])
+    return shown.rename(
         columns={
             "published": f"published ({unit})",
             "measured": f"measured median ({unit})",
-            "ci_low": "95% low",
-            "ci_high": "95% high",
+            "ci_low": f"{header} low",
+            "ci_high": f"{header} high",
             "ratio": "measured / published",
         }
-    )
+    ).astype(object).fillna("–")
 
 
 def bound_note(frame: pd.DataFrame, keys: list[str]) -> str:
@@ -105,3 +128,9 @@ def bound_note(frame: pd.DataFrame, keys: list[str]) -> str:
         f"**Lower bounds** (the load generator, not the server, may be the limit): {listed}. "
         "Read these rates as 'at least'."
     )
+
+
+def hide_index(table: pd.DataFrame):  # -> pandas Styler
+    """The table without its row numbers (0..n say nothing); values formatted as pandas
+    would, NaN as "–"."""
+    return table.style.hide(axis="index").format(na_rep="–", precision=2, thousands=",")

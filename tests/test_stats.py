@@ -5,25 +5,52 @@ import pandas as pd
 from perflab import stats
 
 
-def test_median_ci_brackets_the_median_and_is_repeatable():
-    values = [10.0, 11.0, 9.5, 10.5, 30.0]
-    first = stats.median_ci(values)
-    assert first.median == 10.5
-    assert first.low <= first.median <= first.high
-    assert first.n == 5
-    assert stats.median_ci(values) == first  # fixed seed: same data, same interval
+def test_median_ci_of_three_repeats_is_their_range_at_75_percent():
+    estimate = stats.median_ci([10.0, 12.0, 11.0])
+    assert (estimate.median, estimate.low, estimate.high, estimate.n) == (11.0, 10.0, 12.0, 3)
+    assert estimate.coverage == 0.75  # 1 - 2 / 2**3: the range misses the median 1 time in 4
+    assert estimate.interval == "range of the repeats"
 
 
-def test_median_ci_of_one_value_is_that_value_and_nan_is_dropped():
+def test_median_ci_of_one_value_has_no_interval_and_nan_is_dropped():
     one = stats.median_ci([4.0, float("nan")])
-    assert (one.median, one.low, one.high, one.n) == (4.0, 4.0, 4.0, 1)
+    assert (one.median, one.n, one.interval) == (4.0, 1, "")
+    assert math.isnan(one.low) and math.isnan(one.high) and math.isnan(one.coverage)
     assert math.isnan(stats.median_ci([]).median)
 
 
-def test_interval_narrows_with_agreeing_repeats():
-    tight = stats.median_ci([100.0, 100.5, 99.5, 100.2, 99.8, 100.1])
-    loose = stats.median_ci([50.0, 150.0, 80.0, 120.0, 100.0, 60.0])
-    assert tight.high - tight.low < loose.high - loose.low
+def test_median_ci_of_many_repeats_drops_the_extremes_and_reaches_95_percent():
+    values = [float(v) for v in range(1, 12)]  # 11 repeats
+    estimate = stats.median_ci(values)
+    assert estimate.coverage >= 0.95 and estimate.interval == "exact order-statistic interval"
+    assert 1.0 < estimate.low < estimate.median < estimate.high < 11.0
+
+
+def summary_of(repeats: dict[str, int]) -> pd.DataFrame:
+    rows = [
+        {"server": name, "metric": "rps", "unit": "req/s", "value": 100.0 + i}
+        for name, n in repeats.items()
+        for i in range(n)
+    ]
+    return stats.summarize(pd.DataFrame(rows), ["server"])
+
+
+def test_summary_carries_coverage_and_the_sentence_says_it():
+    summary = summary_of({"a": 3, "b": 3})
+    assert summary["coverage"].tolist() == [0.75, 0.75]
+    sentence = stats.interval_sentence(summary)
+    assert "range of the 3 repeats" in sentence and "75% probability" in sentence
+    assert "95" not in sentence
+    assert stats.interval_header(summary) == "75% interval"
+
+
+def test_interval_sentence_names_each_repeat_count_and_single_repeats():
+    mixed = stats.interval_sentence(summary_of({"a": 5, "b": 1}))
+    assert "range of the 5 repeats" in mixed and "93% probability" in mixed
+    assert "one repeat" in mixed
+    single = stats.interval_sentence(summary_of({"a": 1}))
+    assert single.startswith("One repeat per cell") and "%" not in single
+    assert stats.interval_header(summary_of({"a": 3, "b": 5})) == "interval (75%–93%)"
 
 
 def test_compare_published_puts_ratio_beside_both():
@@ -57,3 +84,16 @@ def test_ranking_agreement_detects_a_swap():
     swapped = stats.ranking_agreement(published, pd.Series({"x": 10.0, "y": 20.0, "z": 30.0}))
     assert same["same_order"] and same["kendall_tau"] == 1.0
     assert not swapped["same_order"] and swapped["kendall_tau"] == -1.0
+
+
+def test_figures_take_a_log_axis_only_where_values_span_decades():
+    from perflab import plots
+
+    wide = summary_of({"a": 3}).assign(clients=1)
+    wide = pd.concat([wide, wide.assign(clients=100, median=60_000.0, ci_low=5e4, ci_high=7e4)])
+    narrow = pd.concat([summary_of({"a": 3}).assign(clients=c) for c in (1, 100)])
+    for frame, scale in ((wide, "log"), (narrow, "linear")):
+        fig = plots.lines_with_intervals(frame, "clients", "server", "t", "us")
+        assert fig.axes[0].get_yscale() == scale
+    one_repeat = summary_of({"a": 1}).assign(clients=1)  # no interval: drawn without error bars
+    assert plots.lines_with_intervals(one_repeat, "clients", "server", "t", "us").axes

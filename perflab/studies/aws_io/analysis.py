@@ -134,7 +134,7 @@ def seed_table(
 
 
 def rate_summary(frame: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
-    """Median and 95% interval of a metric per scenario, shape, profile, server, concurrency."""
+    """Median and interval of a metric per scenario, shape, profile, server, concurrency."""
     part = study_frame(frame)
     if part.empty:
         return part
@@ -299,7 +299,7 @@ def unavailable_answer(errors: pd.DataFrame, frame: pd.DataFrame) -> str:
 def rps_published_vs_measured(
     frame: pd.DataFrame, published: pd.DataFrame, scenario: str, latency: str = "none"
 ) -> pd.DataFrame:
-    """req/s per server and concurrency: the seed's number and this run's median (95% interval)."""
+    """req/s per server and concurrency: the seed's number and this run's median (interval)."""
     summary = as_the_seed_ran(rate_summary(frame))
     shape = shape_for_seed(study_frame(frame))
     if len(summary):

@@ -29,7 +29,7 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and 95% interval over repeats per scenario, server, concurrency, connections.
+    """Median and interval over repeats per scenario, server, concurrency, connections.
 
     When the run varies the connections, each server's label says how many it had, so
     every table and figure keeps them apart; a run of one connection count reads as before.

@@ -1,8 +1,9 @@
-"""The orders study's analysis (seed 003): tables, figures and the claim check.
+"""The orders study's analysis (seed 003): the evidence tables and figures.
 
 Works on `perflab.load` rows of study "orders" (params mode, clients, orders, security,
 workers, topology, latency_profile) and on the latency CDFs each cell's client.json keeps
-(`load_cdfs`). Verdicts are generated from the numbers, so a new run re-states them.
+(`load_cdfs`). The seed's claims are decided by the verdict engine (`perflab.verdicts`,
+data/reference/claims.yml); the note on server CPU per order is generated from the numbers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
-from perflab import stats
+from perflab import params, stats, tables
 from perflab.load import cell_dirs, read_cell_json, read_raw_text
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ MODE_NAMES = {
     "bidi": "bidi stream, lock-step",
     "bidi_pipelined": "bidi stream, pipelined",
 }
-# The seed's claim: both-side streaming is at least this many times slower than unary.
-CLAIM_RATIO = 2.0
 # The seed's scenarios (data/reference/orders.csv) and the mode each one ran.
 SEED_MODES = {
     "localhost_unary": "unary",
@@ -42,7 +41,9 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The study's measured rows, plus server CPU per order (failed cells have only 'failed')."""
     import pandas as pd
 
-    rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")].copy()
+    rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")]
+    # Only this study's parameters as keys: another study's (empty here) would drop every row.
+    rows = params.own_columns(rows).copy()
     keys = [c for c in rows.columns if c not in ("metric", "value", "unit")]
     wide = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
     if {"server_cpu_seconds", "orders_ok"} <= set(wide.columns):
@@ -53,7 +54,7 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and 95% interval over repeats for every cell configuration and metric."""
+    """Median and interval over repeats for every cell configuration and metric."""
     summary = stats.summarize(study_rows(frame), SUMMARY_KEYS)
     if not summary.empty:
         summary["mode_name"] = summary["mode"].map(MODE_NAMES).fillna(summary["mode"])
@@ -67,22 +68,33 @@ def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.Data
         return rows
     unit = rows["unit"].iloc[0]
     shown = rows[SUMMARY_KEYS].copy()
-    shown[f"{metric} ({unit})"] = [
-        f"{m:,.{digits}f}" if n <= 1 else f"{m:,.{digits}f} [{lo:,.{digits}f} – {hi:,.{digits}f}]"
-        for m, lo, hi, n in zip(
-            rows["median"], rows["ci_low"], rows["ci_high"], rows["n"], strict=True
-        )
-    ]
-    return shown.reset_index(drop=True)
+    shown[f"{metric} ({unit})"] = tables.with_interval(rows, digits)
+    return shown.set_index(SUMMARY_KEYS)
+
+
+# Each percentile the client reports and the fraction of orders at or below it.
+PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
 
 
 def latency_table(summary: pd.DataFrame, name: str = "rtt") -> pd.DataFrame:
-    """p50 / p90 / p99 / p99.9 / max of one latency (medians over repeats) and orders/s."""
-    wanted = [f"{name}_{q}" for q in ("p50", "p90", "p99", "p999", "max")] + ["orders_per_s"]
-    rows = summary[summary["metric"].isin(wanted)]
+    """p50 / p90 / p99 / p99.9 / max of one latency (medians over repeats) and orders/s.
+
+    A percentile is shown only where the cell timed enough orders for it
+    (`stats.percentile_supported`: p99.9 of 1 000 orders is the maximum); a column no
+    configuration supports is left out."""
+    wanted = [f"{name}_{q}" for q in (*PERCENTILES, "max")] + ["orders_per_s"]
+    rows = summary[summary["metric"].isin([*wanted, "orders_ok"])]
     if rows.empty:
         return rows
     table = rows.pivot_table(index=SUMMARY_KEYS, columns="metric", values="median")
+    counts = table.pop("orders_ok") if "orders_ok" in table else None
+    for q, fraction in PERCENTILES.items():
+        column = f"{name}_{q}"
+        if column in table and counts is not None:
+            supported = counts.map(lambda n, f=fraction: stats.percentile_supported(f, n))
+            table[column] = table[column].where(supported)
+            if table[column].isna().all():
+                table = table.drop(columns=column)
     table = table[[m for m in wanted if m in table.columns]]
     table.columns = [f"{c} ({'1/s' if c == 'orders_per_s' else 'us'})" for c in table.columns]
     return table.round(1)
@@ -145,7 +157,8 @@ def published_vs_measured(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.
         & summary["mode"].isin(["unary", "bidi"])
     ]
     table = stats.compare_published(mine, theirs, ["mode"], metric, how="right")
-    table = table[["mode", "clients", "orders", "measured", "ci_low", "ci_high", "published"]]
+    columns = ["mode", "clients", "orders", "measured", "ci_low", "ci_high", "coverage"]
+    table = table[[*columns, "published"]]
     table["ratio"] = table["measured"] / table["published"]
     table["label"] = [
         f"{MODE_NAMES[m]}, {c} clients"
@@ -155,9 +168,10 @@ def published_vs_measured(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.
 
 
 def slowdowns(summary: pd.DataFrame) -> pd.DataFrame:
-    """bidi / unary time per 1000 orders, per configuration both modes ran in."""
+    """bidi / unary time per 1000 orders, per configuration both modes ran in with the same
+    server workers (a pair with more workers on one side would not compare the modes)."""
     rows = summary[summary["metric"] == "elapsed_per_1000_orders"]
-    keys = [k for k in SUMMARY_KEYS if k not in ("mode", "workers")]
+    keys = [k for k in SUMMARY_KEYS if k != "mode"]
     table = rows.pivot_table(index=keys, columns="mode", values="median")
     if "unary" not in table.columns:
         return table.iloc[0:0]
@@ -165,57 +179,42 @@ def slowdowns(summary: pd.DataFrame) -> pd.DataFrame:
         if mode in table.columns:
             table[f"{mode} / unary"] = table[mode] / table["unary"]
     table = table.rename(columns={m: f"{m} (s per 1000 orders)" for m in modes_in(table)})
-    return table.round(3).reset_index()
+    if "bidi / unary" in table:  # a configuration only one mode ran in compares nothing
+        table = table.dropna(subset=["bidi / unary"])
+    return table.round(3)
 
 
 def modes_in(table: pd.DataFrame) -> list[str]:
     return [m for m in MODE_NAMES if m in table.columns]
 
 
-def claim_verdict(summary: pd.DataFrame, reference: pd.DataFrame) -> str:
-    """Whether 'bidi streaming is at least twice as slow as unary' holds in this run, and
-    what the server's CPU per order says about why."""
-    table = slowdowns(summary)
-    if table.empty or "bidi / unary" not in table.columns:
-        return "This run has no pair of unary and bidi cells: the seed's claim is not checked."
-    claim = published_claims(reference).get("claim_slowdown_vs_unary", CLAIM_RATIO)
-    ratios = table["bidi / unary"].dropna()
-    holds = int((ratios >= claim).sum())
-    if holds == len(ratios):
-        outcome = "holds"
-    else:
-        outcome = "does not hold" if holds == 0 else "holds only partly"
-    verdict = (
-        f"The seed's claim that both-side streaming is at least {claim:g}x slower than unary "
-        f"{outcome}"
-        f" here: lock-step bidi took {ratios.min():.2f}x to {ratios.max():.2f}x the time of unary "
-        f"for the same orders, in {holds} of {len(ratios)} configurations at least {claim:g}x."
-    )
+def cpu_per_order_note(summary: pd.DataFrame) -> str:
+    """What the server's CPU per order says about the modes (no added latency): a stream
+    message cheaper, dearer or about the same as a unary call. Empty without both modes."""
     cpu = summary[
         (summary["metric"] == "server_cpu_us_per_order") & (summary["latency_profile"] == "none")
     ]
     by_mode = cpu.groupby("mode")["median"].median()
-    if {"unary", "bidi"} <= set(by_mode.index):
-        verdict += (
-            f" The server spent a median {by_mode['bidi']:.0f} us of CPU per order in a lock-step"
-            f" stream and {by_mode['unary']:.0f} us per unary call"
+    if not {"unary", "bidi"} <= set(by_mode.index):
+        return ""
+    note = (
+        f"The server spent a median {by_mode['bidi']:.0f} us of CPU per order in a lock-step"
+        f" stream and {by_mode['unary']:.0f} us per unary call"
+    )
+    if "bidi_pipelined" in by_mode.index:
+        note += f" ({by_mode['bidi_pipelined']:.0f} us when the stream is pipelined)"
+    # The window's ends are sampled (100 ms apart in older runs): within 5%, the same.
+    if by_mode["bidi"] < by_mode["unary"] / 1.05:
+        return note + (
+            ": a stream message skips the per-call work (headers, a new HTTP/2 stream) "
+            "that each unary call pays."
         )
-        if "bidi_pipelined" in by_mode.index:
-            verdict += f" ({by_mode['bidi_pipelined']:.0f} us when the stream is pipelined)"
-        # Server CPU is sampled every 100 ms: within 5% the two modes cost the same.
-        if by_mode["bidi"] < by_mode["unary"] / 1.05:
-            verdict += (
-                ": a stream message skips the per-call work (headers, a new HTTP/2 stream) "
-                "that each unary call pays."
-            )
-        elif by_mode["bidi"] > by_mode["unary"] * 1.05:
-            verdict += (
-                ": a stream message costs the server more than a unary call here (in grpcio's "
-                "synchronous API each stream message crosses threads via the request iterator)."
-            )
-        else:
-            verdict += ": about the same, so server CPU does not explain the difference."
-    return verdict
+    if by_mode["bidi"] > by_mode["unary"] * 1.05:
+        return note + (
+            ": a stream message costs the server more than a unary call here (in grpcio's "
+            "synchronous API each stream message crosses threads via the request iterator)."
+        )
+    return note + ": about the same, so server CPU does not explain a difference in time."
 
 
 def load_cdfs(run_dir: str | Path) -> pd.DataFrame:
@@ -307,3 +306,9 @@ def proxy_overhead(summary: pd.DataFrame) -> pd.DataFrame:
     table["added by the proxy (us)"] = table["proxy_0ms"] - table["none"]
     table = table.rename(columns={"none": "direct (us)", "proxy_0ms": "through the proxy (us)"})
     return table.round(1).reset_index()
+
+
+def percentile_sentence(summary: pd.DataFrame) -> str:
+    """Which latency percentiles the fewest-orders cell can show (`stats.percentile_note`)."""
+    counts = summary.loc[summary["metric"] == "orders_ok", "median"]
+    return stats.percentile_note(float(counts.min())) if len(counts) else ""

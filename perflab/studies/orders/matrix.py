@@ -4,8 +4,9 @@ Cells: mode (unary, bidi lock-step, bidi pipelined) x clients x orders x securit
 (plaintext, tls) x latency profile, on the topology the inventory names. Profiles that
 add a delay run their own sizes (`delayed_clients`, `delayed_orders`). `orders` is the
 total over all clients, as the seed's --count was; a cell needs orders >= clients. A
-bidi stream holds one server thread for its whole life, so bidi cells get at least one
-worker per client (the `workers` param says what ran); unary cells keep `workers`.
+bidi stream holds one server thread for its whole life, so a cell gets at least one worker
+per client; every mode gets the same, so unary and bidi are compared on the same server
+(the `workers` param says what ran).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for mode in modes:
             for sec in security:
                 for n_clients, n_orders in pairs:
-                    cell_workers = workers if mode == "unary" else max(workers, n_clients)
+                    # The same for every mode: more threads on one side would confound them.
+                    cell_workers = max(workers, n_clients)
                     params = {
                         "mode": mode,
                         "clients": n_clients,

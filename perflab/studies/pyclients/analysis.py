@@ -1,7 +1,8 @@
-"""The pyclients study's analysis (seed 001): tables and the verdict the notebook shows.
+"""The pyclients study's analysis (seed 001): the evidence tables and other findings.
 
 Everything here works on `perflab.load` rows of study "pyclients" (params `method`,
-`loop`) and on their `stats.summarize` by SUMMARY_KEYS. The verdict paragraph is
+`loop`) and on their `stats.summarize` by SUMMARY_KEYS. The seed's claims are decided
+by the verdict engine (`perflab.verdicts`); `findings` adds what the claims do not say,
 generated from the numbers, so a new run re-states it, never a person.
 """
 
@@ -73,7 +74,7 @@ def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and 95% interval over repeats per scenario, method, client and loop; + label."""
+    """Median and interval over repeats per scenario, method, client and loop; + label."""
     summary = stats.summarize(study_rows(frame), SUMMARY_KEYS)
     if summary.empty:
         return summary
@@ -91,7 +92,7 @@ def pick(summary: pd.DataFrame, metric: str, **where: str) -> pd.DataFrame:
 
 
 def ci_by_label(summary: pd.DataFrame, metric: str, method: str, digits: int) -> pd.DataFrame:
-    """Rows client (+ loop), one column per scenario: 'median [95% interval]'."""
+    """Rows client (+ loop), one column per scenario: 'median [interval]'."""
     part = pick(summary, metric, method=method)
     if part.empty:
         return part
@@ -153,7 +154,7 @@ def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.
     return table[[*columns, "ci_low", "ci_high", "ratio"]]
 
 
-# --- the verdict ------------------------------------------------------------------------
+# --- findings beyond the claims ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,9 @@ def standings(
 
 
 def separated(a: Standing, b: Standing) -> bool:
-    """The 95% intervals do not overlap (with one repeat: the values differ)."""
+    """The intervals do not overlap; with one repeat (no interval) the values differ."""
+    if a.low != a.low or b.low != b.low:  # NaN: a single repeat
+        return a.median != b.median
     return a.high < b.low or b.high < a.low
 
 
@@ -219,50 +222,16 @@ def fmt(value: float, unit: str) -> str:
 
 
 def speed_sentence(summary: pd.DataFrame, scenario: str, method: str) -> str:
+    """Every client of a scenario fastest first, and how far ahead the fastest is of the
+    next (grpc.aio against betterproto/grpclib is a claim: the verdicts above say it)."""
     found = standings(summary, "time_per_call", scenario, method, higher_is_better=False)
     if len(found) < 2:
         return ""
-    best, rest = found[0], found[1:]
+    best, runner_up = found[0], found[1]
     order = " < ".join(f"{s.name} {fmt(s.median, 'ms')}" for s in found)
-    text = (
-        f"For {SCENARIO_NAMES[scenario]} by {METHOD_NAMES[method]}, {best.name} is fastest "
-        f"({order} per call)"
-    )
-    reference = find(found, "grpc_aio")
-    if reference is not None and reference is not best:
-        text += f": {how_much(best, reference, False)}"
-    elif reference is best:
-        text += f": {how_much(best, rest[0], False)}"
-    return text + "."
-
-
-def seed_claim_sentence(summary: pd.DataFrame, published: pd.DataFrame | None) -> str:
-    """Does betterproto/grpclib beat grpc.aio by the seed's factor on the seed's method?"""
-    if published is None or published.empty:
-        return ""
-    parts = []
-    for scenario in ("request_reply", "stream_10"):
-        found = standings(summary, "time_per_call", scenario, "seed", higher_is_better=False)
-        aio, bp = find(found, "grpc_aio"), find(found, "betterproto_grpclib")
-        theirs = published[
-            (published["scenario"] == scenario) & (published["metric"] == "time_per_call")
-        ].set_index("client")["value"]
-        if (
-            aio is None
-            or bp is None
-            or not {"grpc_aio", "betterproto_grpclib"} <= set(theirs.index)
-        ):
-            continue
-        ours = aio.median / bp.median
-        seed = theirs["grpc_aio"] / theirs["betterproto_grpclib"]
-        parts.append(
-            f"{SCENARIO_NAMES[scenario]} {ours:.2f}x here against {seed:.2f}x in the seed's table"
-        )
-    if not parts:
-        return ""
     return (
-        "The seed's headline (betterproto/grpclib faster than grpcio per call, its method) as "
-        "grpc.aio time / betterproto time: " + "; ".join(parts) + "."
+        f"For {SCENARIO_NAMES[scenario]} by {METHOD_NAMES[method]}, {best.name} is fastest "
+        f"({order} per call): {how_much(best, runner_up, False)}."
     )
 
 
@@ -285,73 +254,6 @@ def method_flip_sentence(summary: pd.DataFrame) -> str:
     )
 
 
-def stream_sentence(summary: pd.DataFrame) -> str:
-    """Settles the seed README's contradiction on 100 000-number streaming."""
-    found = standings(summary, "numbers_per_s", "stream_100000", "steady", higher_is_better=True)
-    if not found:
-        return ""
-    best = found[0]
-    text = (
-        f"Streaming 100 000 numbers (steady state), {best.name} is fastest at "
-        f"{fmt(best.median, 'numbers/s')}"
-    )
-    aio, bp = find(found, "grpc_aio"), find(found, "betterproto_grpclib")
-    if aio is None or bp is None:
-        return text + "."
-    gain = (aio.median / bp.median - 1) * 100
-    text += (
-        f"; grpc.aio reaches {fmt(aio.median, 'numbers/s')} and betterproto/grpclib "
-        f"{fmt(bp.median, 'numbers/s')}. "
-    )
-    if not separated(aio, bp):
-        return text + (
-            "Their intervals overlap, so neither of the seed README's two statements (grpcio "
-            "about 30% higher; betterproto/grpclib about 30% higher) is supported here."
-        )
-    if gain > 0:
-        return text + (
-            f"grpcio's throughput is {gain:.0f}% higher: the README's Results summary "
-            "('the throughput of grpcio is about 30% higher') holds, and its later sentence "
-            "giving betterproto/grpclib the better throughput does not."
-        )
-    return text + (
-        f"betterproto/grpclib's throughput is {(bp.median / aio.median - 1) * 100:.0f}% higher: "
-        "the README's later sentence holds, and its Results summary ('the throughput of grpcio "
-        "is about 30% higher') does not."
-    )
-
-
-def memory_sentence(summary: pd.DataFrame, published: pd.DataFrame | None) -> str:
-    found = standings(summary, "client_max_rss", "request_reply", "seed", higher_is_better=False)
-    if len(found) < 2:
-        found = standings(
-            summary, "client_max_rss", "request_reply", "steady", higher_is_better=False
-        )
-    if len(found) < 2:
-        return ""
-    least, most = found[0], found[-1]
-    mib = [f"{s.name} {fmt(s.median / 1024, 'MiB')}" for s in found]
-    text = (
-        f"Memory (max RSS of the client process, request-reply): {least.name} needs least and "
-        f"{most.name} most ({', '.join(mib)})"
-    )
-    aio, bp = find(found, "grpc_aio"), find(found, "betterproto_grpclib")
-    if aio is not None and bp is not None:
-        less = (1 - bp.median / aio.median) * 100
-        text += f"; betterproto/grpclib uses {less:.0f}% less than grpc.aio"
-        if published is not None and not published.empty:
-            rr = published[published["scenario"] == "request_reply"]
-            claim = rr[rr["metric"] == "claim_max_rss_reduction"]["value"]
-            table = rr[rr["metric"] == "max_rss"].set_index("client")["value"]
-            if len(claim) and {"grpc_aio", "betterproto_grpclib"} <= set(table.index):
-                shown = (1 - table["betterproto_grpclib"] / table["grpc_aio"]) * 100
-                text += (
-                    f" (the seed's prose claimed {claim.iloc[0]:.0f}%, its own table shows "
-                    f"{shown:.0f}%)"
-                )
-    return text + "."
-
-
 def uvloop_sentence(summary: pd.DataFrame) -> str:
     """How uvloop changes each async client's steady request-reply time per call."""
     found = standings(
@@ -368,25 +270,19 @@ def uvloop_sentence(summary: pd.DataFrame) -> str:
     return "uvloop changes steady request-reply time per call by " + ", ".join(changes) + "."
 
 
-def verdict(summary: pd.DataFrame, published: pd.DataFrame | None = None) -> str:
-    """The closing paragraph: which client wins what, and by how much, from this run."""
+def findings(summary: pd.DataFrame) -> str:
+    """What this run shows beyond the seed's claims (those the verdict engine decides):
+    each scenario's clients fastest first, where the method changes the winner, what
+    uvloop changes. Generated from the numbers, one finding per bullet."""
     if summary.empty:
-        return "No pyclients cell produced data in this run: there is nothing to conclude."
+        return "No pyclients cell produced data in this run: there is nothing to show."
     sentences = [
         speed_sentence(summary, "request_reply", "seed"),
         speed_sentence(summary, "request_reply", "steady"),
         speed_sentence(summary, "stream_10", "seed"),
         speed_sentence(summary, "stream_10", "steady"),
-        seed_claim_sentence(summary, published),
         method_flip_sentence(summary),
-        stream_sentence(summary),
-        memory_sentence(summary, published),
         uvloop_sentence(summary),
     ]
-    repeats = int(summary["n"].min())
-    if repeats < 3:
-        sentences.append(
-            f"Some cells have only {repeats} repeat(s): treat these as indications, not findings."
-        )
     # One finding per bullet: a reader scans for the scenario they care about.
     return "\n".join(f"- {s}" for s in sentences if s)

@@ -102,7 +102,7 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and 95% interval over repeats per security, server, client and size; + labels."""
+    """Median and interval over repeats per security, server, client and size; + labels."""
     rows = study_rows(frame)
     if rows.empty:
         return rows
@@ -154,7 +154,7 @@ def floor_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The seed's table re-measured: own-language pairs, rows implementation x size,
-    one column per security mode, 'median [95% interval]' in GiB/s."""
+    one column per security mode, 'median [interval]' in GiB/s."""
     import pandas as pd
 
     part = pick(summary, "throughput")
@@ -272,7 +272,7 @@ def cost_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
-    """Throughput per pair, one bar per security mode with its 95% interval, floor as lines."""
+    """Throughput per pair, one bar per security mode with its interval, floor as lines."""
     import matplotlib.pyplot as plt
     import numpy as np
 

@@ -145,7 +145,7 @@ def with_burst_metrics(frame: pd.DataFrame, timeline: pd.DataFrame) -> pd.DataFr
 
 
 def summarize(frame: pd.DataFrame, timeline: pd.DataFrame) -> pd.DataFrame:
-    """Median and 95% interval over repeats per scenario, message, folder and strategy."""
+    """Median and interval over repeats per scenario, message, folder and strategy."""
     return stats.summarize(with_burst_metrics(frame, timeline), SUMMARY_KEYS)
 
 
