@@ -118,13 +118,20 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def refused_run_dir(command: str, run_dir: str) -> bool:
+    """Says in one line why a run folder cannot be read, before any work starts."""
     from perflab.runargs import check_run_dir
 
     try:
-        check_run_dir(args.run_dir)
+        check_run_dir(run_dir)
     except ValueError as exc:
-        print(f"perflab report: {exc}", file=sys.stderr)
+        print(f"perflab {command}: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    if refused_run_dir("report", args.run_dir):
         return 2
     from perflab.report import render_run
 
@@ -137,12 +144,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
     """Every claim's verdict on a run as a markdown table (the README's summary)."""
-    from perflab.runargs import check_run_dir
-
-    try:
-        check_run_dir(args.run_dir)
-    except ValueError as exc:
-        print(f"perflab verdicts: {exc}", file=sys.stderr)
+    if refused_run_dir("verdicts", args.run_dir):
         return 2
     from perflab.replication import markdown_table, replicate
 
