@@ -11,6 +11,7 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
+from perflab import tables
 from perflab.impls import discover
 from perflab.load import load, load_reference
 from perflab.matrix import MatrixError, expand
@@ -286,8 +287,16 @@ def test_seed_table_and_published_comparison_use_the_own_pair():
     ].iloc[0]
     assert go_plain["published"] == 3.0 and go_plain["measured"] == 2.0
     assert go_plain["ratio"] == pytest.approx(2.0 / 3.0)
-    # Sizes this run did not measure keep the published number and no measured one.
+    # Sizes this run did not measure keep the published number and no measured one; the
+    # page shows only measured rows and names the others in one sentence.
     assert compared["published"].notna().sum() == len(compared) == 24
+    shown = tables.published_table(compared, ["implementation", "scenario", "payload"], "GiB/s")
+    assert len(shown) == compared["measured"].notna().sum() < 24
+    note = tp.unmeasured_note(compared)
+    assert note.startswith(f"Not measured in this run (its profile lacks them), {24 - len(shown)}")
+    assert "512 MiB" in note and "10 GiB" in note
+    everything = compared.assign(measured=1.0)
+    assert tp.unmeasured_note(everything) == ""
     ranked = tp.ranking(compared)
     assert list(ranked["case"]) == ["none, 1 GiB", "tls, 1 GiB"]
     assert list(ranked["measured order (fastest first)"]) == ["Go", "Go"]

@@ -53,9 +53,13 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The study's measured rows plus per-cell costs: CPU seconds per GiB and peak RSS in MiB.
 
     Client CPU is GNU time's user + system of the whole client process; server CPU is the
-    sampler's, over the server's process tree in the measured phase. Both include the
-    warm-up stream, so per GiB they are divided by the bytes of both calls; the client's also
-    includes its start (a Python interpreter's imports weigh on tiny payloads only).
+    difference of the server tree's cumulative CPU between the first and last samples of
+    the measured phase (`parsers.parse_resources`: nothing the server did before the client
+    started, such as building its payload). Both include the warm-up stream, so per GiB
+    they are divided by the bytes of both calls; the client's also includes its start (a
+    Python interpreter's imports weigh on tiny payloads only). In runs whose sampler did
+    not sample at the phase change, the server's window misses up to 100 ms at each end
+    (mostly the client starting and exiting, when the server waits).
     """
     rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")].copy()
     if rows.empty:
@@ -243,6 +247,7 @@ def fraction_of_floor(summary: pd.DataFrame) -> pd.DataFrame:
 
 COST_METRICS = {
     "server_cpu_s_per_gib": ("server CPU (s/GiB)", 2),
+    "server_cpu_percent_mean": ("server CPU (% of a core)", 0),
     "client_cpu_s_per_gib": ("client CPU (s/GiB)", 2),
     "server_rss_peak": ("server peak RSS (MiB)", 0),
     "client_rss_peak": ("client peak RSS (MiB)", 0),
@@ -284,7 +289,11 @@ def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
     width = 0.8 / len(SECURITIES)
     for i, security in enumerate(SECURITIES):
         rows = part[part["scenario"] == security].set_index("label").reindex(labels)
-        err = [rows["median"] - rows["ci_low"], rows["ci_high"] - rows["median"]]
+        # One repeat has no interval: no error bar.
+        err = [
+            (rows["median"] - rows["ci_low"]).fillna(0),
+            (rows["ci_high"] - rows["median"]).fillna(0),
+        ]
         ax.bar(
             xs + (i - 1) * width, rows["median"], width=width, yerr=err, capsize=2, label=security
         )
@@ -299,7 +308,7 @@ def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
     ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("throughput (GiB/s)")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"One stream of {size_label(payload_bytes)}: median and 95% interval")
+    ax.set_title(f"One stream of {size_label(payload_bytes)}: median and interval")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -374,3 +383,21 @@ def closing_note(summary: pd.DataFrame) -> str:
                 + "."
             )
     return " ".join(lines)
+
+
+def unmeasured_note(compared: pd.DataFrame) -> str:
+    """One sentence naming the published rows this run did not measure (by size), or ''."""
+    missing = compared[compared["published"].notna() & compared["measured"].isna()]
+    if missing.empty:
+        return ""
+    by_size = missing.groupby("payload_bytes", sort=True)
+    parts = [
+        f"{size_label(size)} ({len(rows)} rows: "
+        + ", ".join(sorted({NAMES.get(i, i) for i in rows["implementation"]}))
+        + ")"
+        for size, rows in by_size
+    ]
+    return (
+        f"Not measured in this run (its profile lacks them), {len(missing)} of the seed's "
+        f"{len(compared)} published figures: " + "; ".join(parts) + "."
+    )
