@@ -107,3 +107,54 @@ def test_load_generator_note_names_the_calibrated_ghz():
     note = hello.load_generator_note(manifest)
     assert f"ghz {manifest['calibration']['ghz_version']}" in note
     assert manifest["run_id"] in note
+
+
+def test_a_cell_faster_than_the_calibration_raises_the_ceiling():
+    from perflab.bounds import effective_ceiling
+
+    rates = {
+        "hello/cpp-c50-r1": ("0.93.0", 54_000.0),
+        "hello/py-c50-r1": ("0.93.0", 9_000.0),
+        "calibration/ghz-0.120.0-c50-r1": ("0.120.0", 60_000.0),  # another ghz: not counted
+    }
+    raised = effective_ceiling("0.93.0", 50_000.0, rates)
+    assert (raised.effective_rps, raised.fastest_cell) == (54_000.0, "hello/cpp-c50-r1")
+    assert raised.bound_rps == pytest.approx(0.7 * 54_000)
+    kept = effective_ceiling("0.93.0", 60_000.0, rates)
+    assert (kept.effective_rps, kept.fastest_cell) == (60_000.0, "")
+
+
+def rate_rows(medians: dict[tuple[str, int], float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"implementation": i, "concurrency": c, "metric": "rps", "median": m}
+            for (i, c), m in medians.items()
+        ]
+    )
+
+
+def test_bound_sentence_says_the_effective_ceiling_and_lists_the_lower_bounds():
+    from perflab.bounds import effective_ceiling
+
+    rates = rate_rows({("cpp", 50): 54_000.0, ("cpp", 10): 36_000.0, ("go", 50): 40_000.0})
+    raised = effective_ceiling("0.93.0", 50_000.0, {"hello/cpp": ("0.93.0", 54_000.0)})
+    text = hello.bound_sentence(rates, raised, ["implementation", "concurrency"])
+    assert "108% of its calibrated ceiling" in text and "37,800 req/s" in text
+    assert "**Lower bounds** here (read as 'at least'): cpp 50, go 50." in text
+    # The other way: no cell beyond the calibration, and every rate below 70% of it.
+    slow = rate_rows({("py", 50): 9_000.0})
+    kept = effective_ceiling("0.93.0", 50_000.0, {"hello/py": ("0.93.0", 9_000.0)})
+    text = hello.bound_sentence(slow, kept, ["implementation", "concurrency"])
+    assert text.startswith("No cell ran faster than ghz 0.93.0's calibrated ceiling")
+    assert text.endswith("every rate is the server's.")
+    assert "no calibration" in hello.bound_sentence(slow, None, ["implementation"])
+
+
+def test_the_fixture_runs_ghz_rates_carry_each_cells_version(frame):
+    rates = hello.ghz_rates(frame, FIXTURE)
+    versions = {version for version, _ in rates.values()}
+    calibration = {k for k in rates if k.startswith("calibration/")}
+    assert calibration and len(versions) >= 1
+    assert any(k.startswith("hello/") for k in rates)
+    ceiling = hello.run_ceiling(perflab.load_manifest(FIXTURE), frame, FIXTURE)
+    assert ceiling is not None and ceiling.effective_rps >= ceiling.calibrated_rps

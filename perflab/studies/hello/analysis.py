@@ -7,9 +7,13 @@ or duration_s/warmup_s) and on their summary by SUMMARY_KEYS. Cells recorded bef
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab import params, stats
+from perflab.bounds import EffectiveCeiling, ceiling_sentence, effective_ceiling
+from perflab.load import cell_dirs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,6 +112,46 @@ def ranking(compared: pd.DataFrame) -> pd.DataFrame:
     return agreement.set_index("concurrency") if not agreement.empty else agreement
 
 
+def ghz_rates(frame: pd.DataFrame, run_dir: str | Path) -> dict[str, tuple[str, float]]:
+    """ "<study>/<cell_id>" -> (the ghz version it ran, its req/s) for every ghz cell of the
+    run, calibration included (its cells name their version; a study cell records the one
+    it used under tool_versions)."""
+    rps = frame[frame["metric"] == "rps"].set_index(["study", "cell_id"])["value"]
+    rates = {}
+    for folder in cell_dirs(Path(run_dir)):
+        cell = json.loads((folder / "cell.json").read_text())
+        key = (cell["study"], cell["cell_id"])
+        version = cell.get("spec", {}).get("load", {}).get("ghz_version") or cell.get(
+            "tool_versions", {}
+        ).get("ghz")
+        if version and key in rps.index:
+            rates[f"{key[0]}/{key[1]}"] = (str(version), float(rps[key]))
+    return rates
+
+
+def run_ceiling(manifest: dict[str, Any], frame: pd.DataFrame, run_dir: str | Path):
+    """The run's effective ghz ceiling (`EffectiveCeiling`), or None without calibration."""
+    cal = manifest.get("calibration") or {}
+    if not cal.get("ghz_version") or not cal.get("ceiling_rps"):
+        return None
+    return effective_ceiling(
+        str(cal["ghz_version"]), float(cal["ceiling_rps"]), ghz_rates(frame, run_dir)
+    )
+
+
+def bound_sentence(rates: pd.DataFrame, ceiling: EffectiveCeiling | None, keys: list[str]) -> str:
+    """Markdown: which configurations (median req/s of a `summarize` frame) are lower bounds
+    against the effective ceiling, after the sentence saying what that ceiling is."""
+    if ceiling is None:
+        return "This run has no calibration: no rate can be called a lower bound or not."
+    above = rates[(rates["metric"] == "rps") & (rates["median"] > ceiling.bound_rps)]
+    text = ceiling_sentence(ceiling)
+    if above.empty:
+        return text + " No configuration here is above that: every rate is the server's."
+    listed = ", ".join(" ".join(str(v) for v in row) for row in above[keys].itertuples(index=False))
+    return text + f" **Lower bounds** here (read as 'at least'): {listed}."
+
+
 def load_generator_note(manifest: dict[str, Any]) -> str:
     """Markdown: the run, and the ghz that made the load with its ceiling and why."""
     cal = manifest.get("calibration") or {}
@@ -116,6 +160,5 @@ def load_generator_note(manifest: dict[str, Any]) -> str:
         f"{manifest['topology']}, git `{manifest['git_sha'][:12]}`.\n\nLoad generator: "
         f"**ghz {cal.get('ghz_version', '?')}**, ceiling "
         f"**{cal.get('ceiling_rps', float('nan')):,.0f} req/s** against the C++ server with "
-        f"the same pinning. {cal.get('reason', '')}. Cells above 70% of the ceiling are marked "
-        "`bound`: their rate is a lower bound set by ghz, not the server."
+        f"the same pinning. {cal.get('reason', '')}."
     )
