@@ -79,6 +79,7 @@ def lines_with_intervals(
         ax.set_ylim(bottom=0)  # rates compared by eye need their zero
     ax.set_xticks(sorted(summary[x].unique()))
     ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -253,3 +253,21 @@ def percentile_note(samples: float) -> str:
         + f" {'is' if len(hidden) == 1 else 'are'} not shown where a cell has "
         f"{samples:,.0f}; the maximum is."
     )
+
+
+def drop_unsupported_percentiles(
+    summary: pd.DataFrame, keys: list[str], count_metric: str, fractions: dict[str, float]
+) -> pd.DataFrame:
+    """A summary without the percentile rows (metric -> fraction in `fractions`) whose
+    configuration (`keys`) counted too few samples (`count_metric`'s median) to support
+    them (`percentile_supported`); other rows are kept."""
+    counts = summary[summary["metric"] == count_metric].set_index(keys)["median"]
+    if counts.empty:
+        return summary
+    index = summary.set_index(keys).index
+    count = counts.reindex(index).to_numpy()
+    fraction = summary["metric"].map(fractions).to_numpy()
+    unsupported = [
+        f == f and not percentile_supported(f, n) for f, n in zip(fraction, count, strict=True)
+    ]
+    return summary[[not u for u in unsupported]]

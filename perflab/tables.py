@@ -36,7 +36,11 @@ def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
 
 
 def ci_table(
-    summary: pd.DataFrame, index: str, columns: str, digits: int = 0, unit: str | None = None
+    summary: pd.DataFrame,
+    index: str | list[str],
+    columns: str,
+    digits: int = 0,
+    unit: str | None = None,
 ) -> pd.DataFrame:
     """Rows `index`, one column per `columns` value, cells 'median [interval]' (what the
     interval is: `stats.interval_sentence`)."""

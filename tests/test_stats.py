@@ -97,3 +97,22 @@ def test_figures_take_a_log_axis_only_where_values_span_decades():
         assert fig.axes[0].get_yscale() == scale
     one_repeat = summary_of({"a": 1}).assign(clients=1)  # no interval: drawn without error bars
     assert plots.lines_with_intervals(one_repeat, "clients", "server", "t", "us").axes
+
+
+def test_percentiles_are_kept_only_where_the_samples_support_them():
+    assert stats.percentile_supported(0.999, 10_000) and not stats.percentile_supported(
+        0.999, 9_999
+    )
+    assert stats.percentile_supported(0.99, 1_000) and not stats.percentile_supported(0.99, 200)
+    rows = []
+    for config, calls in (("few", 200.0), ("many", 20_000.0)):
+        for metric, value in (("calls", calls), ("p50", 1.0), ("p99", 2.0), ("p999", 3.0)):
+            rows.append({"config": config, "metric": metric, "unit": "x", "value": value})
+    summary = stats.summarize(pd.DataFrame(rows), ["config"])
+    fractions = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
+    kept = stats.drop_unsupported_percentiles(summary, ["config"], "calls", fractions)
+    shown = set(zip(kept["config"], kept["metric"], strict=True))
+    assert ("few", "p50") in shown and ("few", "p99") not in shown
+    assert {("many", "p99"), ("many", "p999")} <= shown
+    assert "p99 (1,000 samples)" in stats.percentile_note(200)
+    assert stats.percentile_note(20_000) == ""

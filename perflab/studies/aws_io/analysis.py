@@ -18,6 +18,7 @@ from perflab.stats import compare_published, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 STUDY = "aws_io"
 SCENARIOS = {
@@ -131,6 +132,31 @@ def seed_table(
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     table.attrs["shape"] = shape
     return table
+
+
+def measured_seed_tables(
+    frame: pd.DataFrame, published: pd.DataFrame, latency: str = "none"
+) -> tuple[list[tuple[str, int, pd.DataFrame]], str]:
+    """The seed's tables this run measured, as (scenario, concurrency, table) with only the
+    rows either side has, and one sentence naming those it did not measure ('' if none)."""
+    shown, missing = [], []
+    for scenario in ("list_unary", "list_stream"):
+        for concurrency in sorted(int(c) for c in published["concurrency"].dropna().unique()):
+            table = seed_table(frame, published, scenario, concurrency, latency)
+            measured = table.xs("measured", axis=1, level=1)
+            if measured.isna().all().all():
+                missing.append(f"{SCENARIOS[scenario]} at concurrency {concurrency}")
+                continue
+            kept = table.dropna(how="all")
+            kept.attrs = table.attrs
+            shown.append((scenario, concurrency, kept))
+    note = ""
+    if missing:
+        note = (
+            f"The seed also published {len(missing)} tables this run did not measure (its "
+            f"profile lacks those cells, latency profile {latency}): " + "; ".join(missing) + "."
+        )
+    return shown, note
 
 
 def rate_summary(frame: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
@@ -312,3 +338,75 @@ def rps_published_vs_measured(
     table = compare_published(summary, theirs, ["implementation", "concurrency"], "rps")
     table["label"] = table["implementation"] + " c" + table["concurrency"].astype(int).astype(str)
     return table.sort_values(["concurrency", "implementation"]).reset_index(drop=True)
+
+
+def rates_figure(part: pd.DataFrame, title: str, colors: dict[str, str]) -> Figure:
+    """req/s vs concurrency, one panel per scenario side by side (one shape and latency
+    profile), a line per server with its interval; a log axis where rates span decades."""
+    import matplotlib.pyplot as plt
+
+    from perflab.plots import spans_decades
+
+    scenarios = [s for s in SCENARIOS if s in set(part["scenario"])]
+    fig, axes = plt.subplots(1, len(scenarios), figsize=(4.2 * len(scenarios), 3.6), sharey=True)
+    axes = [axes] if len(scenarios) == 1 else list(axes)
+    logy = spans_decades(part["median"])
+    for ax, scenario in zip(axes, scenarios, strict=True):
+        for name, rows in part[part["scenario"] == scenario].groupby("implementation"):
+            rows = rows.sort_values("concurrency")
+            err = [
+                (rows["median"] - rows["ci_low"]).fillna(0),
+                (rows["ci_high"] - rows["median"]).fillna(0),
+            ]
+            ax.errorbar(
+                rows["concurrency"],
+                rows["median"],
+                yerr=err,
+                marker="o",
+                capsize=3,
+                label=str(name),
+                color=colors.get(str(name)),
+            )
+        ax.set_xscale("log")
+        ax.set_xticks(sorted(part["concurrency"].unique()))
+        ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
+        ax.get_xaxis().set_minor_formatter(plt.matplotlib.ticker.NullFormatter())
+        ax.set_title(SCENARIOS[scenario], fontsize=9)
+        ax.set_xlabel("concurrency")
+        ax.grid(True, alpha=0.3)
+        if logy:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+    axes[0].set_ylabel("successful calls per second" + (" (log scale)" if logy else ""))
+    axes[-1].legend(fontsize=7, loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def latency_summary(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
+    """`rate_summary` of latency_<name> (p50, p99) over the cells whose successful calls
+    support that percentile (`stats.percentile_supported`), and a sentence on the cells
+    left out ('' when none is)."""
+    from perflab.stats import percentile_supported
+
+    fraction = float(name.removeprefix("p")) / 100
+    part = study_frame(frame)
+    if part.empty:
+        return part, ""
+    ok = part[part["metric"] == "ok"].set_index("cell_id")["value"]
+    supported = {cell for cell, calls in ok.items() if percentile_supported(fraction, calls)}
+    metric = f"latency_{name}"
+    cells = set(part.loc[part["metric"] == metric, "cell_id"])
+    kept = part[(part["metric"] != metric) | part["cell_id"].isin(supported)]
+    left_out = cells - supported
+    note = ""
+    if left_out:
+        most = int(ok[sorted(left_out)].max())
+        note = (
+            f"{name} is left out of {len(left_out)} of {len(cells)} cells: they made at most "
+            f"{most:,} successful calls, and a {name} needs 10 calls beyond it "
+            f"({round(10 / (1 - fraction)):,} in all); with fewer it is one of the slowest calls."
+        )
+    return rate_summary(kept, metric), note
