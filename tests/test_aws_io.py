@@ -164,11 +164,12 @@ def test_dependency_samples_keep_their_own_metric_names():
     csv = (
         "t,pid,role,phase,cpu_percent,rss_bytes,cpu_seconds\n"
         "0.0,1,dependency_s3,warmup,10,1048576,1.0\n"
-        "0.1,1,dependency_s3,measure,50,2097152,1.5\n"
-        "0.2,1,dependency_s3,measure,70,2097152,2.25\n"
+        "0.1,1,dependency_s3,measure,50,2097152,1.05\n"
+        "0.3,1,dependency_s3,measure,70,2097152,1.17\n"
     )
     metrics = {m.metric: m.value for m in parse_resources(csv)}
-    assert metrics["dependency_s3_cpu_seconds"] == pytest.approx(1.25)
+    # Between the phase's first and last samples: 0.12 s of CPU in 0.2 s.
+    assert metrics["dependency_s3_cpu_seconds"] == pytest.approx(0.12)
     assert metrics["dependency_s3_cpu_percent_mean"] == pytest.approx(60)
     assert metrics["dependency_s3_rss_peak"] == pytest.approx(2.0)
 
