@@ -42,5 +42,6 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     answer = aws_io.unavailable_answer(aws_io.error_messages(FIXTURE), load(FIXTURE))
     assert answer.split(".")[0].strip("*") in page
     assert "aws api stream (ListObjectsStream), concurrency 10" in page
-    assert (tmp_path / "figures" / "aws_io_rps_list_stream_steady_none.png").is_file()
+    assert (tmp_path / "figures" / "aws_io_rps_steady_none.png").is_file()  # a panel per scenario
+    assert "95%" not in page and "bootstrap" not in page
     assert (tmp_path / "figures" / "aws_io_published_rps_list_unary.png").is_file()
