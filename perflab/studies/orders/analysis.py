@@ -62,14 +62,13 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.DataFrame:
-    """One row per configuration: the metric's median and interval, unit in the header."""
+    """One row per configuration, a column per security mode: the metric's median and
+    interval, unit in the header."""
     rows = summary[summary["metric"] == metric]
     if rows.empty:
         return rows
-    unit = rows["unit"].iloc[0]
-    shown = rows[SUMMARY_KEYS].copy()
-    shown[f"{metric} ({unit})"] = tables.with_interval(rows, digits)
-    return shown.set_index(SUMMARY_KEYS)
+    keys = [k for k in SUMMARY_KEYS if k != "security"]
+    return tables.ci_table(rows, keys, "security", digits)
 
 
 # Each percentile the client reports and the fraction of orders at or below it.
