@@ -1,6 +1,7 @@
 import math
 
 import pandas as pd
+import pytest
 
 from perflab import stats
 
@@ -116,3 +117,26 @@ def test_percentiles_are_kept_only_where_the_samples_support_them():
     assert {("many", "p99"), ("many", "p999")} <= shown
     assert "p99 (1,000 samples)" in stats.percentile_note(200)
     assert stats.percentile_note(20_000) == ""
+
+
+def test_published_table_shows_measured_rows_with_their_coverage_and_no_inf():
+    from perflab import tables
+
+    measured = summary_of({"a": 3, "b": 3, "c": 3})
+    published = pd.DataFrame(
+        {
+            "server": ["a", "b", "z"],
+            "metric": ["rps"] * 3,
+            "value": [50.0, 0.0, 7.0],  # b: a published zero; z: never measured here
+            "unit": ["req/s"] * 3,
+            "source": ["seed"] * 3,
+        }
+    )
+    compared = stats.compare_published(measured, published, ["server"], "rps")
+    shown = tables.published_table(compared, ["server"], "req/s")
+    assert list(shown.index) == ["a", "b"]  # c: not published; z: not measured
+    assert "75% interval low" in shown.columns
+    assert shown.loc["b", "measured / published"] == "–"  # 101 / 0 is no ratio
+    assert shown.loc["a", "measured / published"] == pytest.approx(2.02)
+    single = stats.compare_published(summary_of({"a": 1}), published, ["server"], "rps")
+    assert not any("interval" in c for c in tables.published_table(single, ["server"], "x"))
