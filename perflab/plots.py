@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 
 def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
-    folder = Path(out_dir) / "figures"
+    from perflab.report import FIGURES
+
+    folder = Path(out_dir) / FIGURES
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     # No timestamp in the PNG metadata, so re-rendering the same data gives the same file.

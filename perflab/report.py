@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from nbformat import NotebookNode
 
 OVERVIEW = "overview"
+# Where perflab.plots.save writes a page's figures, below the report folder.
+FIGURES = "figures"
 # The tag papermill gives the cell it inserts with the parameters.
 INJECTED = "injected-parameters"
 
@@ -95,10 +97,18 @@ def refuse_machine_paths(page: Path, paths: list[str]) -> None:
         )
 
 
+def clear_figures(out_dir: Path) -> None:
+    """The figures folder is one render's alone: a figure an older analysis drew, and this
+    one no longer does, must not linger beside the pages as if it were current."""
+    for stale in (out_dir / FIGURES).glob("*.png"):
+        stale.unlink()
+
+
 def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Path) -> list[Path]:
     """Every study page, then the overview as index.html; returns the pages written."""
     run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    clear_figures(out_dir)
     # Relative to the kernel's working directory (out_dir): the notebooks never see where
     # this checkout lives, so no page can show it.
     params = {

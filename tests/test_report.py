@@ -52,3 +52,16 @@ def test_a_page_naming_a_local_folder_is_refused(tmp_path: Path):
         refuse_machine_paths(page, machine_paths(run_dir))
     page.write_text("<p>read ../../data/run1/hello/cell.json</p>")
     refuse_machine_paths(page, machine_paths(run_dir))
+
+
+def test_a_render_starts_from_an_empty_figures_folder(tmp_path):
+    from perflab.report import FIGURES, clear_figures
+
+    figures = tmp_path / FIGURES
+    figures.mkdir()
+    (figures / "old_plot.png").write_bytes(b"png")
+    (tmp_path / "index.html").write_text("kept")
+    clear_figures(tmp_path)
+    assert not list(figures.glob("*.png"))
+    assert (tmp_path / "index.html").read_text() == "kept"
+    clear_figures(tmp_path / "never-rendered")  # nothing to clear is fine
