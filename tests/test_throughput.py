@@ -85,20 +85,20 @@ def test_every_grpc_cell_declares_its_payload_and_passes_it_to_both_sides():
         assert (cell.load.client_options.get("api") == "aio") == aio[1]
 
 
-def test_quick_profile_has_1_gib_everywhere_and_10_gib_once_per_own_pair():
+def test_quick_profile_has_1_gib_everywhere_and_10_gib_three_times_per_own_pair():
     spec = cells("quick")
     big = [c for c in spec if c.params.get("payload_bytes") == 10 * GIB]
+    # Three repeats: the size claims compare 10 GiB with 1 GiB, 3 vs 3 decides at 90%.
     assert sorted((c.implementation, c.client, c.scenario, c.repeat) for c in big) == [
-        ("cpp", "cpp", "none", 1),
-        ("go", "go", "none", 1),
-        ("python", "python", "none", 1),
-        ("python_aio", "python_aio", "none", 1),
+        (name, name, "none", repeat)
+        for name in ("cpp", "go", "python", "python_aio")
+        for repeat in (1, 2, 3)
     ]
     rest = [c for c in spec if c.params["pair"] != "floor" and c not in big]
     assert {c.params["payload_bytes"] for c in rest} == {GIB}
     assert len(rest) == 7 * 3 * 3
     # What quick streams in all, to keep it within minutes on 2 cores.
-    assert sum(c.server.memory_bytes for c in spec) / GIB == 103
+    assert sum(c.server.memory_bytes for c in spec) / GIB == 183
 
 
 def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
@@ -125,6 +125,10 @@ def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
         (
             {"once": {"sizes": [GIB], "securities": ["plain"]}},
             "perflab_matrix_throughput.once.securities",
+        ),
+        (
+            {"once": {"sizes": [GIB], "securities": ["none"], "repeats": 0}},
+            "perflab_matrix_throughput.once.repeats",
         ),
         (
             {"implementations": {"go": {"server": "go/nothing", "client": "go/throughput_client"}}},

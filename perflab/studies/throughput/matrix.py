@@ -71,18 +71,22 @@ def validate_floor(key: str, table: Any, known_impls: set[str]) -> dict[str, Any
     return table
 
 
-def validate_once(key: str, once: Any) -> tuple[list[int], list[str]]:
-    """once: {sizes: [...], securities: [...]}, run a single time per own-language pair."""
+def validate_once(key: str, once: Any) -> tuple[list[int], list[str], int]:
+    """once: {sizes: [...], securities: [...], repeats: n}: extra sizes per own-language pair
+    only (not every pair and mode), `repeats` times (default 1)."""
     if once in (None, {}):
-        return [], []
-    if not isinstance(once, dict) or set(once) - {"sizes", "securities"}:
-        raise MatrixError(f"{key}: expected {{sizes: [bytes, ...], securities: [...]}}")
+        return [], [], 1
+    if not isinstance(once, dict) or set(once) - {"sizes", "securities", "repeats"}:
+        raise MatrixError(
+            f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}"
+        )
     sizes = once.get("sizes") or []
     if not sizes:
-        return [], []
+        return [], [], 1
     require_positive_ints(f"{key}.sizes", sizes)
     securities = require_choice(f"{key}.securities", once.get("securities"), SECURITIES)
-    return sizes, securities
+    repeats = require_positive_ints(f"{key}.repeats", [once.get("repeats", 1)])[0]
+    return sizes, securities, repeats
 
 
 def pairs(impls: dict[str, Any], selected: list[str], reference: str) -> list[tuple[str, str]]:
@@ -172,7 +176,9 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         raise MatrixError(f"{PREFIX}.reference_server: {reference!r} is not one of {sorted(impls)}")
     securities = require_choice(f"{PREFIX}.securities", config.get("securities"), SECURITIES)
     sizes = require_positive_ints(f"{PREFIX}.sizes", config.get("sizes"))
-    once_sizes, once_securities = validate_once(f"{PREFIX}.once", config.get("once"))
+    once_sizes, once_securities, once_repeats = validate_once(
+        f"{PREFIX}.once", config.get("once")
+    )
     chunk = require_positive_ints(f"{PREFIX}.chunk_bytes", [config.get("chunk_bytes")])[0]
     if chunk > config.get("max_chunk_bytes", 64 << 20):
         raise MatrixError(f"{PREFIX}.chunk_bytes: {chunk} is above the clients' 64 MiB limit")
@@ -195,11 +201,14 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
                     cells.append(
                         grpc_cell(run_id, impls, server, client, security, size, repeat, knobs)
                     )
-    for name in selected:
-        for security in once_securities:
-            for size in once_sizes:
-                if size not in sizes:
-                    cells.append(grpc_cell(run_id, impls, name, name, security, size, 1, knobs))
+    for repeat in range(1, once_repeats + 1):
+        for name in selected:
+            for security in once_securities:
+                for size in once_sizes:
+                    if size not in sizes:
+                        cells.append(
+                            grpc_cell(run_id, impls, name, name, security, size, repeat, knobs)
+                        )
     for repeat in range(1, floor_repeats + 1):
         for name, entry in floor.items():
             cells.append(floor_cell(run_id, name, entry, repeat, timeout_s))
