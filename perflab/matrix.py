@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.cell import CellSpec, LoadSpec
+from perflab.runargs import PROFILES  # one list: make checks a run against it before the venv
 from perflab.study import Expander, UnknownStudy, get_study
-
-PROFILES = ("smoke", "quick", "full")
 
 
 class MatrixError(ValueError):

@@ -18,8 +18,8 @@ from pathlib import Path
 from perflab.runid import validate_run_id
 
 REPO = Path(__file__).resolve().parents[1]
-# Kept in step with perflab.matrix.PROFILES by tests/test_hostile_input.py (importing
-# perflab.matrix here would pull every study's matrix into make's first step).
+# The profiles every study's matrix has (perflab.matrix takes them from here: this module
+# runs with the system Python before the venv exists, so it must stay standard library).
 PROFILES = ("smoke", "quick", "full")
 
 
