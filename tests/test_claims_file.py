@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 
 from perflab.claims import DIRECTIONS, KINDS, Claim, Selector, load_claims
 
@@ -24,8 +25,8 @@ REFERENCE = ROOT / "data" / "reference"
 CLAIMS_FILE = REFERENCE / "claims.yml"
 # The committed reference run that decides a claim, by the claim's topology.
 RUNS = {
-    "localhost": ROOT / "data" / "20261123-reference",
-    "netns": ROOT / "data" / "20261123-reference-netns",
+    topology: ROOT / "data" / run_id
+    for topology, run_id in yaml.safe_load((REFERENCE / "reference_runs.yml").read_text()).items()
 }
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 ERROR_METRIC = re.compile(r"^errors(_[A-Za-z]+)?$")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import yaml
 
 from perflab.net import free_port, port_open
 from tests.background import listening
@@ -19,7 +20,9 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.live
 
-RUN = "data/20261123-reference"  # a committed run
+# A committed run: the localhost reference.
+REFERENCE_RUNS = REPO / "data" / "reference" / "reference_runs.yml"
+RUN = "data/" + yaml.safe_load(REFERENCE_RUNS.read_text())["localhost"]
 
 
 def get(url: str, token: str) -> dict:
