@@ -6,6 +6,7 @@ becomes a sentence (`or_note`).
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -137,4 +138,8 @@ def bound_note(frame: pd.DataFrame, keys: list[str]) -> str:
 def hide_index(table: pd.DataFrame):  # -> pandas Styler
     """The table without its row numbers (0..n say nothing); values formatted as pandas
     would, NaN as "–"."""
-    return table.style.hide(axis="index").format(na_rep="–", precision=2, thousands=",")
+    # pandas names a styled table with a random id: one drawn from the table's own content
+    # keeps a re-render of the same data byte-identical (and two tables on a page apart).
+    uid = hashlib.sha1(table.to_csv().encode()).hexdigest()[:10]
+    styled = table.style.set_uuid(uid).hide(axis="index")
+    return styled.format(na_rep="–", precision=2, thousands=",")

@@ -65,3 +65,15 @@ def test_a_render_starts_from_an_empty_figures_folder(tmp_path):
     assert not list(figures.glob("*.png"))
     assert (tmp_path / "index.html").read_text() == "kept"
     clear_figures(tmp_path / "never-rendered")  # nothing to clear is fine
+
+
+def test_a_table_without_its_index_renders_the_same_twice():
+    import pandas as pd
+
+    from perflab.tables import hide_index
+
+    table = pd.DataFrame({"server": ["cpp", "go"], "req/s": [1.5, 2.5]})
+    first, again = hide_index(table).to_html(), hide_index(table.copy()).to_html()
+    assert first == again  # pandas would draw a random table id each time
+    other = hide_index(table.assign(**{"req/s": [9.0, 9.5]})).to_html()
+    assert first.split('id="', 1)[1][:12] != other.split('id="', 1)[1][:12]
