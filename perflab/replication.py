@@ -90,6 +90,11 @@ def tally(verdicts: list[Verdict]) -> str:
     return ", ".join(parts) if parts else "no claims"
 
 
+def published_figure(claim: Claim, missing: str = "") -> str:
+    """The seed's figure as the verdicts show effects ('2.13x', '75.00%')."""
+    return missing if claim.published is None else format_effect(claim, claim.published)
+
+
 def badge(verdict: str) -> str:
     colour = COLOURS[verdict]
     return (
@@ -132,12 +137,11 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines.append("</tr></thead><tbody>")
     for verdict in verdicts:
         claim = verdict.claim
-        published = "" if claim.published is None else format_effect(claim, claim.published)
         cells = [
             html.escape(claim.seed.split("_")[0]),
             f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
             html.escape(claim.expectation()),
-            html.escape(published),
+            html.escape(published_figure(claim)),
             html.escape(verdict.measured()),
             badge(verdict.verdict),
         ]
@@ -169,13 +173,11 @@ def study_html(replication: Replication) -> str:
     lines.append("<ul>")
     for verdict in verdicts:
         claim = verdict.claim
-        published = (
-            "no figure" if claim.published is None else format_effect(claim, claim.published)
-        )
         item = (
             f'<li id="claim-{html.escape(claim.id)}">{badge(verdict.verdict)} '
             f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed.split('_')[0])}, "
-            f"published {html.escape(published)}): {html.escape(verdict.sentence())}"
+            f"published {html.escape(published_figure(claim, 'no figure'))}): "
+            f"{html.escape(verdict.sentence())}"
         )
         other = replication.reference_of(claim)
         if replication.reference is not None:
@@ -194,10 +196,9 @@ def markdown_table(replication: Replication) -> str:
     rows = ["| seed | claim | published | measured | verdict |", "|---|---|---|---|---|"]
     for verdict in replication.verdicts:
         claim = verdict.claim
-        published = "" if claim.published is None else format_effect(claim, claim.published)
         measured = "" if verdict.effect is None else format_effect(claim, verdict.effect)
         rows.append(
-            f"| {claim.seed.split('_')[0]} | {claim.id} | {published} | {measured} "
+            f"| {claim.seed.split('_')[0]} | {claim.id} | {published_figure(claim)} | {measured} "
             f"| {verdict.verdict} |"
         )
     return "\n".join(rows)

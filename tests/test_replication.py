@@ -76,3 +76,15 @@ def test_reference_is_named_by_topology_and_never_the_run_itself(tmp_path):
     assert reference_run(tmp_path / "ref-local", reference_dir) is None
     (reference_dir / "reference_runs.yml").write_text("localhost: ref-local\n")
     assert reference_run(tmp_path / "mine", reference_dir) is None
+
+
+def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
+    holds, fails = judge(claim(), AHEAD), judge(claim(), BEHIND)
+    row = index_html(Replication("run-a", [holds]), {})
+    assert "<td>1.50x</td>" in row
+    assert "90% exact Mann-Whitney interval" in row
+    assert f">{HOLDS}</span>" in row
+    assert not Replication("run-a", [holds], "ref", [holds]).differs(holds)
+    moved = Replication("run-a", [holds], "ref", [fails])
+    assert moved.differs(holds)
+    assert moved.reference_of(holds.claim).verdict == FAILS

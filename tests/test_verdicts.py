@@ -19,10 +19,8 @@ from perflab.verdicts import (
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
-    compare_with_reference,
     decide,
     judge,
-    verdict_table,
 )
 
 
@@ -286,17 +284,3 @@ def test_claims_file_entries_are_checked_by_key():
         claim(denominator=None)
     with pytest.raises(ClaimsError, match="unknown key"):
         claim(colour="red")
-
-
-def test_tables_compare_with_the_reference_run_and_flag_changes():
-    holds = judge(claim(), cells(three_repeats([200, 210, 220], [100, 105, 110])))
-    fails = judge(claim(), cells(three_repeats([100, 105, 110], [200, 210, 220])))
-    table = verdict_table([holds])
-    assert table.loc[0, "verdict"] == HOLDS
-    assert table.loc[0, "published"] == "1.50x"
-    assert "90% exact Mann-Whitney interval" in table.loc[0, "measured"]
-    same = compare_with_reference([holds], [holds])
-    assert not same.loc[0, "differs"]
-    moved = compare_with_reference([holds], [fails])
-    assert moved.loc[0, "differs"]
-    assert moved.loc[0, "reference verdict"] == FAILS
