@@ -14,7 +14,10 @@ from typing import Any
 
 DIRECTIONS = ("greater", "less", "within")
 KINDS = ("ratio", "error_rate")
-TOPOLOGIES = ("localhost", "netns", "aws")
+# "any": the claim's cells exist on every topology (selected by parameters, not by the
+# topology-named scenario), so every run judges it.
+ANY_TOPOLOGY = "any"
+TOPOLOGIES = ("localhost", "netns", "aws", ANY_TOPOLOGY)
 SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
 REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
 OPTIONAL_KEYS = {

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.claims import Claim, ClaimsError, Selector
+from perflab.claims import ANY_TOPOLOGY, Claim, ClaimsError, Selector
 from perflab.intervals import Interval, clopper_pearson, ratio_interval
 
 if TYPE_CHECKING:
@@ -305,7 +305,7 @@ def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
 
 def judge(claim: Claim, frame: pd.DataFrame, topology: str = "localhost") -> Verdict:
     """One claim against one run's tidy frame (perflab.load rows plus derived metrics)."""
-    if claim.topology != topology:
+    if claim.topology not in (topology, ANY_TOPOLOGY):
         return Verdict(claim, NOT_MEASURED, f"it needs a {claim.topology} run, this is {topology}")
     rows = frame[frame["study"] == claim.study]
     if rows.empty:

@@ -39,30 +39,71 @@ def test_matrix_names_only_existing_folders_and_options():
         )
 
 
-def test_quick_profile_covers_every_server_scenario_and_shape_at_two_concurrencies():
+def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats():
     quick = cells("quick")
-    assert len(quick) == 4 * 3 * 2 * 2 * 1
-    assert {c.load.concurrency for c in quick} == {2, 50}
     assert len({c.cell_id for c in quick}) == len(quick)
     assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
-    cell = next(c for c in quick if c.cell_id == "grpclib_uvloop-list_stream-seed_n200-c50-r1")
-    assert cell.load.call == "objects.Objects.ListObjectsStream"
-    assert (cell.load.total, cell.load.warmup_total, cell.load.concurrency) == (200, 20, 50)
-    assert cell.params == {
-        "shape": "seed_n200",
-        "concurrency": 50,
-        "connections": 1,
-        "objects": 893,
-        "latency_profile": "none",
-        "total": 200,
-    }
-    assert cell.server.impl == "python/aws_io_grpclib"
-    assert cell.server.options["loop"] == "uvloop"
-    assert cell.server.options["s3_endpoint"] == "http://127.0.0.1:17070"
-    assert cell.dependencies == ["s3", "mongo"]
-    steady = next(c for c in quick if c.cell_id == "grpcio_sync_w1-list_save-steady-c2-r1")
+    near = [c for c in quick if c.params["latency_profile"] == "none"]
+    far = [c for c in quick if c.params["latency_profile"] == "seed_far_s3"]
+    assert len(near) + len(far) == len(quick)
+    # Local S3: every server and call once, steady, at two concurrencies, no proxy.
+    assert len(near) == 4 * 3 * 2
+    assert {c.load.concurrency for c in near} == {2, 10}
+    assert all(c.latency_proxies == [] and c.repeat == 1 for c in near)
+    steady = next(c for c in near if c.cell_id == "grpcio_sync_w1-list_save-steady-c2-r1")
     assert steady.load.duration_s == 3 and steady.load.warmup_s == 1 and steady.load.total is None
     assert steady.server.options["workers"] == 1
+    assert steady.server.options["s3_endpoint"] == "http://127.0.0.1:17070"
+    assert steady.dependencies == ["s3", "mongo"]
+    # Far S3: the RPCs the claims name, 3 repeats each, its own durations, both proxies.
+    assert len(far) == 4 * 2 * 2 * 3
+    assert {c.scenario for c in far} == {"list_unary", "list_stream"}
+    cell = next(
+        c for c in far if c.cell_id == "grpclib_uvloop-list_stream-steady-c10-seed_far_s3-r3"
+    )
+    assert cell.load.call == "objects.Objects.ListObjectsStream"
+    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (6, 2, 10)
+    assert cell.params == {
+        "shape": "steady",
+        "concurrency": 10,
+        "connections": 1,
+        "objects": 893,
+        "latency_profile": "seed_far_s3",
+        "duration_s": 6,
+    }
+    assert {p["option"] for p in cell.latency_proxies} == {"s3_endpoint", "mongo_uri"}
+    assert {p["one_way_ms"] for p in cell.latency_proxies} == {250.0}
+    assert cell.server.options["loop"] == "uvloop"
+
+
+def test_a_latency_override_changes_only_its_profiles_cells():
+    base = cells("full", latency_profiles=["none", "region"])
+    changed = cells(
+        "full",
+        latency_profiles=["none", "region"],
+        latency_overrides={"region": {"shapes": ["steady"], "repeats": 2}},
+    )
+    assert [c for c in changed if c.params["latency_profile"] == "none"] == [
+        c for c in base if c.params["latency_profile"] == "none"
+    ]
+    region = [c for c in changed if c.params["latency_profile"] == "region"]
+    assert {c.params["shape"] for c in region} == {"steady"}
+    assert {c.repeat for c in region} == {1, 2}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ("far", "perflab_matrix_aws_io.latency_overrides"),
+        ({"moon": {"repeats": 3}}, "perflab_matrix_aws_io.latency_overrides"),
+        ({"region": {"objects": 5}}, "perflab_matrix_aws_io.latency_overrides.region"),
+        ({"region": {"repeats": 0}}, "perflab_matrix_aws_io.latency_overrides.region.repeats"),
+        ({"region": {"shapes": ["n1"]}}, "perflab_matrix_aws_io.latency_overrides.region.shapes"),
+    ],
+)
+def test_a_bad_latency_override_is_refused_naming_its_key(overrides, key):
+    with pytest.raises(MatrixError, match=key.replace(".", r"\.")):
+        cells("full", latency_overrides=overrides)
 
 
 def test_smoke_is_one_cell_per_server_and_scenario_and_full_has_ten_repeats():
@@ -97,8 +138,12 @@ def test_smoke_is_one_cell_per_server_and_scenario_and_full_has_ten_repeats():
 )
 def test_matrix_refuses_a_bad_value_naming_its_key(change, key):
     with pytest.raises(MatrixError, match=key.replace(".", r"\.")):
-        # A profile that does not override the changed key (quick sets concurrency).
-        cells("full" if "concurrency" in change else "quick", **change)
+        # A profile that does not override the changed key.
+        _, profiles = study_vars("aws_io")
+        untouched = next(
+            p for p in ("quick", "full", "smoke") if not set(change) & set(profiles[p])
+        )
+        cells(untouched, **change)
 
 
 def test_a_password_in_the_mongo_uri_never_reaches_the_message():

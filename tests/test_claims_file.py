@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perflab.claims import DIRECTIONS, KINDS, Claim, Selector, load_claims
+from perflab.claims import ANY_TOPOLOGY, DIRECTIONS, KINDS, Claim, Selector, load_claims
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "reference"
@@ -59,6 +59,15 @@ def run_cells(topology: str) -> tuple[dict, ...]:
     )
 
 
+def topologies(claim: Claim) -> list[str]:
+    """The topologies whose reference runs judge the claim: all of them for "any"."""
+    return sorted(RUNS) if claim.topology == ANY_TOPOLOGY else [claim.topology]
+
+
+def claim_cells(claim: Claim) -> list[dict]:
+    return [cell for topology in topologies(claim) for cell in run_cells(topology)]
+
+
 def study_ids() -> set[str]:
     return {row["file"] for row in reference_rows()}
 
@@ -77,15 +86,13 @@ def recorded(claim: Claim, column: str) -> set[str]:
     """Values of implementation/scenario/client that the study's tables or its reference
     run's cells hold."""
     published = {row[column] for row in reference_rows() if row["study"] == claim.study}
-    measured = {
-        str(cell[column]) for cell in run_cells(claim.topology) if cell["study"] == claim.study
-    }
+    measured = {str(cell[column]) for cell in claim_cells(claim) if cell["study"] == claim.study}
     return published | measured
 
 
 def param_names(claim: Claim) -> set[str]:
     names = set()
-    for cell in run_cells(claim.topology):
+    for cell in claim_cells(claim):
         if cell["study"] == claim.study:
             names |= set(cell.get("params", {}))
     return names
@@ -121,7 +128,7 @@ def test_every_seed_is_claimed_and_every_claim_names_a_seed():
 def test_studies_topologies_directions_and_kinds_are_known():
     for claim in claims():
         assert claim.study in study_ids(), claim.id
-        assert claim.topology in RUNS, claim.id
+        assert all(topology in RUNS for topology in topologies(claim)), claim.id
         assert claim.direction in DIRECTIONS, claim.id
         assert claim.kind in KINDS, claim.id
         # The study's cells of the seed must come from the seed the claim names.
@@ -168,7 +175,7 @@ def test_every_metric_is_loaded_or_described():
     for claim in claims():
         if claim.metric_note:
             continue
-        metrics = run_metrics(claim.topology, claim.study)
+        metrics = frozenset().union(*(run_metrics(t, claim.study) for t in topologies(claim)))
         if claim.kind == "error_rate":
             if not ERROR_METRIC.match(claim.metric) or "count" not in metrics:
                 unknown.append(f"{claim.id}: {claim.metric}")

@@ -39,9 +39,12 @@ def test_matrix_names_existing_folders_and_options_they_take():
 
 def test_quick_profile_crosses_modes_clients_and_security():
     quick = cells("quick")
-    # modes x clients x security x (direct, through the proxy at 0 ms) x repeats
-    assert len(quick) == 3 * 3 * 2 * 2 * 3
-    assert {c.params["latency_profile"] for c in quick} == {"none", "proxy_0ms"}
+    # modes x security x repeats x (clients 1/10/100 direct and through the proxy at 0 ms,
+    # then the lan delay at its own sizes, 10 and 100 clients)
+    assert len(quick) == 3 * 2 * 3 * (3 * 2 + 2)
+    assert {c.params["latency_profile"] for c in quick} == {"none", "proxy_0ms", "lan"}
+    lan = [c for c in quick if c.params["latency_profile"] == "lan"]
+    assert {(c.params["clients"], c.params["orders"]) for c in lan} == {(10, 1000), (100, 1000)}
     assert len({c.cell_id for c in quick}) == len(quick)
     assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
     assert {c.params["mode"] for c in quick} == {"unary", "bidi", "bidi_pipelined"}

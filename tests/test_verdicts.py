@@ -158,6 +158,8 @@ def test_missing_cells_are_not_measured():
     elsewhere = judge(claim(topology="netns"), frame)
     assert elsewhere.verdict == NOT_MEASURED
     assert "needs a netns run" in elsewhere.reason
+    anywhere = judge(claim(topology="any"), frame, "netns")
+    assert anywhere.verdict != NOT_MEASURED
 
 
 def test_one_failing_configuration_is_enough_to_refute():

@@ -136,6 +136,62 @@ def cell(
     )
 
 
+# Keys a latency profile may set for its own cells (`latency_overrides`): a far S3 makes
+# every call slow, so its cells want fewer shapes and concurrencies but more repeats.
+OVERRIDABLE = (
+    "scenarios",
+    "shapes",
+    "concurrency",
+    "repeats",
+    "steady_duration_s",
+    "warmup_s",
+)
+
+
+def regime(prefix: str, config: dict[str, Any], knobs: dict[str, Any]) -> dict[str, Any]:
+    """The sizes of one latency profile's cells, each key validated under its own name."""
+    scenarios = require_choice(f"{prefix}.scenarios", config.get("scenarios"), CALLS)
+    shapes = require_choice(f"{prefix}.shapes", config.get("shapes"), SHAPES)
+    concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
+    connections = ghz_connections(prefix, config, concurrencies)
+    repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
+    duration_s = require_positive_number(
+        f"{prefix}.steady_duration_s", config.get("steady_duration_s")
+    )
+    warmup_s = require_positive_number(f"{prefix}.warmup_s", config.get("warmup_s"))
+    return {
+        "scenarios": scenarios,
+        "shapes": shapes,
+        "concurrencies": concurrencies,
+        "connections": connections,
+        "repeats": repeats,
+        "knobs": {**knobs, "duration_s": duration_s, "warmup_s": warmup_s},
+    }
+
+
+def latency_overrides(
+    prefix: str, config: dict[str, Any], latencies: list[str]
+) -> dict[str, dict[str, Any]]:
+    """`latency_overrides`: per latency profile, the keys of OVERRIDABLE its cells set."""
+    key = f"{prefix}.latency_overrides"
+    overrides = config.get("latency_overrides") or {}
+    if not isinstance(overrides, dict):
+        raise MatrixError(
+            f"{key}: expected a mapping of latency profile to keys, got {overrides!r}"
+        )
+    for profile, changes in overrides.items():
+        if profile not in LATENCY_PROFILES:
+            raise MatrixError(
+                f"{key}: {profile!r} is not a latency profile {tuple(LATENCY_PROFILES)}"
+            )
+        if not isinstance(changes, dict):
+            raise MatrixError(f"{key}.{profile}: expected a mapping, got {changes!r}")
+        unknown = sorted(set(changes) - set(OVERRIDABLE))
+        if unknown:
+            raise MatrixError(f"{key}.{profile}: {unknown} cannot be set per profile {OVERRIDABLE}")
+    return {profile: dict(overrides.get(profile, {})) for profile in latencies}
+
+
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     prefix = "perflab_matrix_aws_io"
     impls = validate_implementations(
@@ -143,20 +199,11 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     )
     selected = config.get("run_implementations") or list(impls)
     require_choice(f"{prefix}.run_implementations", selected, impls)
-    scenarios = require_choice(f"{prefix}.scenarios", config.get("scenarios"), CALLS)
-    shapes = require_choice(f"{prefix}.shapes", config.get("shapes"), SHAPES)
-    concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
-    connections = ghz_connections(prefix, config, concurrencies)
-    repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
     seed_total = require_positive_ints(f"{prefix}.seed_total", [config.get("seed_total")])[0]
     seed_warmup = require_positive_ints(
         f"{prefix}.seed_warmup_total", [config.get("seed_warmup_total")]
     )[0]
     objects = require_positive_ints(f"{prefix}.objects", [config.get("objects")])[0]
-    duration_s = require_positive_number(
-        f"{prefix}.steady_duration_s", config.get("steady_duration_s")
-    )
-    warmup_s = require_positive_number(f"{prefix}.warmup_s", config.get("warmup_s"))
     timeout_s = require_positive_number(f"{prefix}.timeout_s", config.get("timeout_s"))
     endpoints = validate_endpoints(prefix, config)
     dependencies = config.get("dependencies")
@@ -168,25 +215,35 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         f"{prefix}.latency_profiles", config.get("latency_profiles"), LATENCY_PROFILES
     )
     proxies = {p: latency_proxies(prefix, p, endpoints) for p in latencies}
-    shape_knobs = {
+    knobs = {
         "objects": objects,
         "seed_total": seed_total,
         "seed_warmup": seed_warmup,
-        "duration_s": duration_s,
-        "warmup_s": warmup_s,
         "timeout_s": timeout_s,
+    }
+    overrides = latency_overrides(prefix, config, latencies)
+    # The shared keys are checked first, so a profile's error can only be its own key's.
+    base = regime(prefix, config, knobs)
+    regimes = {
+        latency: regime(
+            f"{prefix}.latency_overrides.{latency}", {**config, **overrides[latency]}, knobs
+        )
+        if overrides[latency]
+        else base
+        for latency in latencies
     }
 
     cells = []
     for name in selected:
         entry = impls[name]
         options = {**dict(entry.get("options", {})), **endpoints}
-        for scenario in scenarios:
-            for shape in shapes:
-                for concurrency in concurrencies:
-                    for conns in connections:
-                        for latency in latencies:
-                            for repeat in range(1, repeats + 1):
+        for latency in latencies:
+            sizes = regimes[latency]
+            for scenario in sizes["scenarios"]:
+                for shape in sizes["shapes"]:
+                    for concurrency in sizes["concurrencies"]:
+                        for conns in sizes["connections"]:
+                            for repeat in range(1, sizes["repeats"] + 1):
                                 cells.append(
                                     cell(
                                         run_id,
@@ -199,7 +256,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
                                         conns,
                                         latency,
                                         repeat,
-                                        shape_knobs,
+                                        sizes["knobs"],
                                         dependencies,
                                         proxies[latency],
                                     )
