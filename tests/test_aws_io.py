@@ -46,9 +46,9 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
     near = [c for c in quick if c.params["latency_profile"] == "none"]
     far = [c for c in quick if c.params["latency_profile"] == "seed_far_s3"]
     assert len(near) + len(far) == len(quick)
-    # Local S3: every server and call once, steady, at two concurrencies, no proxy.
-    assert len(near) == 4 * 3 * 2
-    assert {c.load.concurrency for c in near} == {2, 10}
+    # Local S3: every server and call once, steady, no proxy.
+    assert len(near) == 4 * 3
+    assert {c.load.concurrency for c in near} == {2}
     assert all(c.latency_proxies == [] and c.repeat == 1 for c in near)
     steady = next(c for c in near if c.cell_id == "grpcio_sync_w1-list_save-steady-c2-r1")
     assert steady.load.duration_s == 3 and steady.load.warmup_s == 1 and steady.load.total is None
@@ -62,7 +62,7 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
         c for c in far if c.cell_id == "grpclib_uvloop-list_stream-steady-c10-seed_far_s3-r3"
     )
     assert cell.load.call == "objects.Objects.ListObjectsStream"
-    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (6, 2, 10)
+    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (6, 1, 10)
     assert cell.params == {
         "shape": "steady",
         "concurrency": 10,
