@@ -7,16 +7,50 @@ becomes a sentence (`or_note`).
 from __future__ import annotations
 
 import hashlib
+import numbers
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
+
+# Units of metrics that count things (ghz's calls, GNU time's page faults): a count is a
+# whole number and reads as one, "200 calls", never "200.0".
+COUNT_UNITS = frozenset({"calls", "count"})
 
 
 def fmt_number(value: float, digits: int) -> str:
     if value != value:  # NaN
         return "–"
     return f"{value:,.{digits}f}"
+
+
+def whole(value: object) -> object:
+    """A whole number as an int ("200", not "200.0"); a fraction, NaN or a non-number as it is."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if float(value).is_integer() else value
+
+
+def counts_as_integers(
+    table: pd.DataFrame, columns: Sequence[object] | None = None, rows: pd.Series | None = None
+) -> pd.DataFrame:
+    """`table` for display with its counts' whole numbers as ints: the cells of `columns`
+    (all by default) in `rows` (a boolean mask, all by default).
+
+    Those columns become object columns, so pandas and `hide_index` print an int as an
+    integer beside the other rows' decimals; a fraction (the median of an even number of
+    repeats) and NaN stay as they are, for the caller's NaN handling."""
+    import pandas as pd
+
+    shown = table.copy()
+    keep = [True] * len(table) if rows is None else [bool(r) for r in rows]
+    for column in table.columns if columns is None else columns:
+        if column not in table.columns:
+            continue
+        values = [whole(v) if k else v for v, k in zip(table[column], keep, strict=True)]
+        shown[column] = pd.Series(values, index=table.index, dtype=object)
+    return shown
 
 
 def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
@@ -77,7 +111,7 @@ def errors_by_code(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*by, "status_code", "calls"])
     table = errors.groupby([*by, "metric"], as_index=False)["value"].sum()
     table["status_code"] = table.pop("metric").str.removeprefix("errors_")
-    return table.rename(columns={"value": "calls"})
+    return counts_as_integers(table.rename(columns={"value": "calls"}), ["calls"])
 
 
 def or_note(table: pd.DataFrame, note: str, index: bool = True):  # -> table | Markdown

@@ -350,3 +350,33 @@ def test_a_latency_profile_puts_a_proxy_in_front_of_s3_and_mongo():
             "url": "mongodb://{listen}/",
         },
     ]
+
+
+def test_seed_table_shows_calls_as_whole_numbers_and_the_rest_with_decimals():
+    frame = pd.DataFrame(
+        rows(
+            "a",
+            "grpclib_uvloop",
+            "list_stream",
+            {"count": 200.0, "ok": 109.0, "errors_Unavailable": 91.0, "rps": 4.25, "total": 30.0},
+        )
+    )
+    published = pd.read_csv(REPO / "data" / "reference" / "aws_io.csv")
+    page = aws_io.seed_table(frame, published, "list_stream", 2).to_html()
+    for calls in ("200", "109", "91"):
+        assert f"<td>{calls}</td>" in page and f"<td>{calls}.0</td>" not in page
+    # Not counts: a rate and a time keep their decimals, even a whole 30 s.
+    assert "<td>4.25</td>" in page and "<td>30.0</td>" in page
+
+
+def test_stream_messages_count_calls_and_messages_in_whole_numbers():
+    from perflab import tables
+    from perflab.load import load
+
+    fixture = REPO / "tests" / "data" / "runs" / "aws_io_fixture"
+    streams = aws_io.stream_messages(fixture, load(fixture))
+    shown = tables.hide_index(streams).to_html()
+    ok = streams["ghz OK calls (measured)"].tolist()
+    assert ok and all(isinstance(n, int) for n in ok)
+    assert f">{ok[0]}<" in shown and f">{ok[0]}.00<" not in shown
+    assert ">893.00<" in shown  # messages per call: a mean, with its decimals

@@ -285,3 +285,43 @@ def test_published_numbers_are_matched_to_the_right_method():
     assert table.loc[("request_reply", "grpc_aio", "max_rss"), "ratio"] == pytest.approx(1.0)
     row = table.loc[("stream_100000", "grpc_aio", "numbers_per_s")]
     assert row["our method"] == "steady" and row["ratio"] == pytest.approx(2.0)
+
+
+def grpc_aio_seed(scenario: str, metric: str, values: list[float], unit: str) -> list[dict]:
+    return rows("grpc_aio", "asyncio", scenario, "seed", metric, values, unit)
+
+
+def test_process_counts_read_as_whole_numbers_and_memory_and_cpu_keep_decimals():
+    data = frame(
+        grpc_aio_seed("stream_10", "client_page_faults_minor", [6934.0], "count"),
+        grpc_aio_seed("stream_10", "calls", [600.0], "calls"),
+        grpc_aio_seed("stream_10", "client_max_rss", [40960.0], "KiB"),
+        grpc_aio_seed("stream_10", "client_cpu_user", [1.0], "s"),
+        grpc_aio_seed("stream_10", "client_cpu_system", [0.0], "s"),
+    )
+    shown = pc.process_table(pc.summarize(data), "seed").to_string()
+    assert " 6934 " in shown and " 600" in shown and "6934.0" not in shown
+    assert " 40.0 " in shown and " 1.0" in shown  # MiB and seconds: not counts
+
+
+def test_published_table_shows_counts_whole_and_their_ratio_as_a_ratio():
+    from perflab import tables
+
+    switches = [5898.0, 5913.0, 5992.0]
+    data = frame(
+        grpc_aio_seed("request_reply", "time_per_call", [1.0, 1.2, 1.1], "ms"),
+        grpc_aio_seed("request_reply", "client_ctx_switches_involuntary", switches, "count"),
+        # Two repeats: the median 1.5 faults is no whole number and keeps its decimals.
+        grpc_aio_seed("request_reply", "client_page_faults_major", [1.0, 2.0], "count"),
+    )
+    compared = pc.published_vs_measured(pc.summarize(data), PUBLISHED)
+    table = pc.published_table(compared).set_index("metric")
+    shown = tables.hide_index(table.loc[["ctx_switches_involuntary"]].reset_index()).to_html()
+    # published 109, measured 5 913 [5 898 - 5 992]: whole numbers; their ratio 54.25 is not.
+    for text in ("109", "5,913", "5,898", "5,992", "54.25"):
+        assert f">{text}<" in shown, text
+    assert ".00<" not in shown
+    faults = table.loc["page_faults_major"]
+    assert faults["measured"] == 1.5 and faults["published"] == 0
+    assert table.loc["time_per_call", "measured"] == 1.1  # not a count: as it was
+    assert compared["measured"].dtype == float  # the figures' numbers stay numbers

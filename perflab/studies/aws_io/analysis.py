@@ -15,6 +15,7 @@ from perflab import params
 from perflab.load import cell_dirs, read_cell_json
 from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
 from perflab.stats import compare_published, summarize
+from perflab.tables import COUNT_UNITS, counts_as_integers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +41,7 @@ SEED_ROWS = [
     ("rps", "req/s"),
 ]
 COUNT_METRICS = {"count", "ok"}
+SEED_DIGITS = 2
 # The seed's ghz ran its default, one HTTP/2 connection: its tables answer those cells.
 SEED_CONNECTIONS = 1
 
@@ -102,7 +104,9 @@ def seed_table(
     concurrency: int,
     latency: str = "none",
 ) -> pd.DataFrame:
-    """One of the seed's tables: its rows, per server the published and the measured median."""
+    """One of the seed's tables: its rows, per server the published and the measured median,
+    as shown (SEED_DIGITS decimals; the rows counting calls as integers, NaN where a side
+    has no number)."""
     import pandas as pd
 
     part = as_the_seed_ran(study_frame(frame))
@@ -130,6 +134,9 @@ def seed_table(
         rows.append(row)
     table = pd.DataFrame(rows).set_index("row")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
+    # As shown: two decimals, and the calls counted as whole numbers (200, not 200.0).
+    counts = [unit in COUNT_UNITS for _, unit in SEED_ROWS]
+    table = counts_as_integers(table.round(SEED_DIGITS), rows=counts)
     table.attrs["shape"] = shape
     return table
 
@@ -274,7 +281,8 @@ def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
                 "status": cell["status"],
             }
         )
-    return pd.DataFrame(rows)
+    counted = ["server calls (incl. warm-up)", "messages sent (incl. warm-up)"]
+    return counts_as_integers(pd.DataFrame(rows), [*counted, "ghz OK calls (measured)"])
 
 
 def unavailable_answer(errors: pd.DataFrame, frame: pd.DataFrame) -> str:

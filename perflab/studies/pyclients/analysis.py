@@ -102,7 +102,8 @@ def ci_by_label(summary: pd.DataFrame, metric: str, method: str, digits: int) ->
 
 
 def process_table(summary: pd.DataFrame, method: str) -> pd.DataFrame:
-    """GNU time -v of the whole client process: memory, faults, switches, CPU (medians)."""
+    """GNU time -v of the whole client process: memory, faults, switches, CPU (medians);
+    the counts (faults, switches, calls) as whole numbers."""
     import pandas as pd
 
     columns = {
@@ -127,7 +128,9 @@ def process_table(summary: pd.DataFrame, method: str) -> pd.DataFrame:
     table = part.pivot_table(
         index=["scenario", "label"], columns="column", values="shown", aggfunc="first"
     )
-    return table[[c for c, _, _ in columns.values() if c in table.columns]]
+    counts = set(part.loc[part["unit"].isin(tables.COUNT_UNITS), "column"])
+    table = table[[c for c, _, _ in columns.values() if c in table.columns]]
+    return tables.counts_as_integers(table, [c for c in table.columns if c in counts])
 
 
 def our_method(scenario: str) -> str:
@@ -152,6 +155,17 @@ def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.
     )
     columns = ["scenario", "client", "metric", "unit", "our method", "published", "measured"]
     return table[[*columns, "ci_low", "ci_high", "ratio"]]
+
+
+def published_table(compared: pd.DataFrame) -> pd.DataFrame:
+    """`published_vs_measured` for display: the rows with both numbers, a ratio that is no
+    number (a published zero) as NaN, 3 decimals, and the counts (unit calls or count:
+    page faults, context switches) as whole numbers, their ratio as a ratio."""
+    shown = compared.dropna(subset=["published", "measured"])
+    ratio = shown["ratio"].where(shown["ratio"].abs() != float("inf"))
+    shown = shown.assign(ratio=ratio).round(3)
+    counted = ["published", "measured", "ci_low", "ci_high"]
+    return tables.counts_as_integers(shown, counted, rows=shown["unit"].isin(tables.COUNT_UNITS))
 
 
 # --- findings beyond the claims ------------------------------------------------------------
