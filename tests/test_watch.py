@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from perflab.load import load, load_reference
@@ -210,12 +211,14 @@ def test_peak_cpu_comes_from_cumulative_cpu_not_the_sampled_percentages(tmp_path
 def test_seed_shape_has_every_strategy_and_message_type(fixture):
     _, _, summary = fixture
     table = w.seed_shape(summary)
-    assert list(table.index) == [(m, w.STRATEGY_NAMES[s]) for m in w.MESSAGES for s in w.STRATEGIES]
-    assert ("small", "peak RSS (MiB)") in table.columns
-    assert ("small", "time to serve all watchers (s)") in table.columns
+    assert list(table.index) == [
+        (m, "small", w.STRATEGY_NAMES[s]) for m in w.MESSAGES for s in w.STRATEGIES
+    ]
+    assert "peak RSS (MiB)" in table.columns
+    assert "time to serve all watchers (s)" in table.columns
     # A burst shorter than the sampling interval has one sample in its phase: no CPU window
     # inside it, so no mean CPU or CPU seconds (rather than counting the start before it).
-    cpu = [("small", "mean CPU during the burst (%)"), ("small", "server CPU (s)")]
+    cpu = ["mean CPU during the burst (%)", "server CPU (s)"]
     assert table.drop(columns=cpu).notna().all().all()
     frame, timeline, _ = fixture
     short = {
@@ -225,6 +228,41 @@ def test_seed_shape_has_every_strategy_and_message_type(fixture):
     }
     missing = set(frame["cell_id"]) - set(frame[frame["metric"] == "server_cpu_seconds"]["cell_id"])
     assert missing == short
+
+
+def shape_summary(folders: list[str]) -> pd.DataFrame:
+    """A summary of every SHAPE figure of two strategies of mono in `folders`."""
+    rows = [
+        {
+            "scenario": f"mono_{folder}",
+            "message": "mono",
+            "folder": folder,
+            "implementation": strategy,
+            "metric": metric,
+            "unit": "x",
+            "median": 100.0 * (1 + w.FOLDERS.index(folder)) + j,
+        }
+        for folder in folders
+        for j, strategy in enumerate(["frame_cache", "js_object"])
+        for metric in w.SHAPE
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_seed_shape_puts_folders_in_rows_so_its_width_stays_the_seven_figures():
+    one = w.seed_shape(shape_summary(["small"]))
+    three = w.seed_shape(shape_summary(["large", "small", "medium"]))
+    names = [name for name, _ in w.SHAPE.values()]
+    # The seed's folders side by side made 21 columns: here every folder adds rows.
+    assert list(one.columns) == list(three.columns) == names
+    assert (len(one), len(three)) == (2, 6)
+    assert list(three.index) == [
+        ("mono", folder, w.STRATEGY_NAMES[s])
+        for folder in ("small", "medium", "large")
+        for s in ("js_object", "frame_cache")
+    ]
+    assert three.loc[("mono", "large", "js-object cache"), "peak RSS (MiB)"] == 301
+    assert three.loc[("mono", "small", "gRPC frame cache"), "server CPU (s)"] == 100
 
 
 def test_published_vs_measured_pairs_the_seed_cells(fixture):

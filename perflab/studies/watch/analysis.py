@@ -245,8 +245,13 @@ def summarize(frame: pd.DataFrame, timeline: pd.DataFrame) -> pd.DataFrame:
 
 
 def seed_shape(summary: pd.DataFrame) -> pd.DataFrame:
-    """The seed's table: one row per message type and strategy, per folder its peak and mean
-    CPU, peak RSS and time to serve every watcher (medians over repeats)."""
+    """The seed's table: one row per message type, folder and strategy, its peak and mean
+    CPU, CPU seconds, peak RSS, time to serve every watcher, slowest watch and median first
+    message (medians over repeats).
+
+    The seed's folders are its columns; here they are a row level, so the table is the
+    SHAPE's seven columns wide whatever the folders (three folders side by side, 21
+    columns, do not fit a page)."""
     import pandas as pd
 
     part = summary[summary["metric"].isin(SHAPE)] if len(summary) else summary
@@ -258,13 +263,16 @@ def seed_shape(summary: pd.DataFrame) -> pd.DataFrame:
         strategy=part["implementation"].map(lambda s: STRATEGY_NAMES.get(s, s)),
     )
     table = part.pivot_table(
-        index=["message", "strategy"], columns=["folder", "column"], values="shown", aggfunc="first"
+        index=["message", "folder", "strategy"], columns="column", values="shown", aggfunc="first"
     )
-    folders = [f for f in FOLDERS if f in table.columns.get_level_values(0)]
-    order = [(f, c) for f in folders for c, _ in SHAPE.values() if (f, c) in table.columns]
+    columns = [c for c, _ in SHAPE.values() if c in table.columns]
     strategies = [STRATEGY_NAMES[s] for s in STRATEGIES]
-    index = [(m, s) for m in MESSAGES for s in strategies if (m, s) in table.index]
-    return table.loc[index, order]
+    index = [
+        (m, f, s) for m in MESSAGES for f in FOLDERS for s in strategies if (m, f, s) in table.index
+    ]
+    table = table.loc[index, columns]
+    table.columns.name = None  # the headers name themselves
+    return table
 
 
 def sizes(frame: pd.DataFrame) -> pd.DataFrame:
