@@ -158,3 +158,48 @@ def test_the_fixture_runs_ghz_rates_carry_each_cells_version(frame):
     assert any(k.startswith("hello/") for k in rates)
     ceiling = hello.run_ceiling(perflab.load_manifest(FIXTURE), frame, FIXTURE)
     assert ceiling is not None and ceiling.effective_rps >= ceiling.calibrated_rps
+
+
+def repeats(scenario: str, server: str, metric: str, n: int) -> list[dict]:
+    return [
+        {
+            "study": hello.STUDY,
+            "scenario": scenario,
+            "implementation": server,
+            "concurrency": 10,
+            "repeat": r,
+            "metric": metric,
+            "value": 100.0 + r,
+            "unit": "x",
+            "cell_id": f"{server}-{scenario}-r{r}",
+            "status": "ok",
+        }
+        for r in range(1, n + 1)
+    ]
+
+
+def test_interval_sentence_describes_the_metrics_the_tables_show():
+    from perflab.stats import interval_sentence
+
+    rows = [
+        *repeats("steady", "go", "rps", 3),
+        *repeats("steady", "go", "latency_p50", 3),
+        # No table shows these: a short cell's sampled RSS, the other scenario's latency.
+        *repeats("steady", "go", "client_sampled_rss_peak", 2),
+        *repeats("seed_n200", "go", "rps", 3),
+        *repeats("seed_n200", "go", "latency_p50", 1),
+    ]
+    sentence = interval_sentence(hello.shown(hello.summarize(pd.DataFrame(rows))))
+    assert sentence == (
+        "Intervals: the range of the 3 repeats, which covers the median with 75% probability."
+    )
+    # Where a shown metric has 2 repeats or 1, the sentence says so.
+    rows += [*repeats("steady", "cpp", "rps", 2), *repeats("steady", "cpp", "latency_p50", 1)]
+    sentence = interval_sentence(hello.shown(hello.summarize(pd.DataFrame(rows))))
+    assert "range of the 2 repeats" in sentence and "range of the 3 repeats" in sentence
+    assert "one repeat" in sentence
+    # Without steady cells the seed's shape is the main scenario: its latency is shown.
+    seed_only = [r for r in rows if r["scenario"] == "seed_n200"]
+    sentence = interval_sentence(hello.shown(hello.summarize(pd.DataFrame(seed_only))))
+    assert "Cells with one repeat show their value alone" in sentence
+    assert hello.shown(pd.DataFrame()).empty  # nothing measured: nothing shown

@@ -63,6 +63,19 @@ def rates(summary: pd.DataFrame, scenario: str) -> pd.DataFrame:
     return summary[(summary["metric"] == "rps") & (summary["scenario"] == scenario)]
 
 
+def shown(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary rows the page's tables show: req/s of every scenario, latency and CPU per
+    call of the main scenario (`latency_table`, `cpu_tables`). What the interval sentence
+    describes: a metric no table shows (the sampled client RSS, which short cells have with
+    fewer repeats) must not add its repeat counts to it."""
+    if summary.empty:
+        return summary
+    detail = summary["metric"].isin([*LATENCY_METRICS, *CPU_METRICS]) & (
+        summary["scenario"] == main_scenario(summary)
+    )
+    return summary[(summary["metric"] == "rps") | detail]
+
+
 def seed_servers(part: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """The rows of the servers the seed measured (its Python servers): beside C++ and Go
     their differences vanish at the same scale."""
