@@ -143,12 +143,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    """Every claim's verdict on a run as a markdown table (the README's summary)."""
+    """Every claim's verdict on a run as a markdown table (the README's summary), or beside
+    a second run's verdicts (--against) with what changed."""
     if refused_run_dir("verdicts", args.run_dir):
         return 2
-    from perflab.replication import markdown_table, replicate
+    if args.against is not None and refused_run_dir("verdicts", args.against):
+        return 2
+    from perflab.replication import comparison_table, markdown_table, replicate
 
-    print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
+    if args.against is None:
+        print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
+    else:
+        replication = replicate(Path(args.run_dir), Path(args.reference), against=args.against)
+        print(comparison_table(replication))
     return 0
 
 
@@ -235,6 +242,9 @@ def parser() -> argparse.ArgumentParser:
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
     verdicts.add_argument("--run-dir", required=True)
     verdicts.add_argument("--reference", default="data/reference")
+    verdicts.add_argument(
+        "--against", help="a second run's folder: both verdicts per claim and what changed"
+    )
     verdicts.set_defaults(func=cmd_verdicts)
     return top
 

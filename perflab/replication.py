@@ -67,18 +67,71 @@ def reference_run(run_dir: Path, reference_dir: Path) -> Path | None:
 
 
 def replicate(
-    run_dir: str | Path, reference_dir: str | Path, study: str | None = None
+    run_dir: str | Path,
+    reference_dir: str | Path,
+    study: str | None = None,
+    against: str | Path | None = None,
 ) -> Replication:
-    """The verdicts of one run (one study's claims, or all), with the reference's beside."""
+    """The verdicts of one run (one study's claims, or all), with the reference's beside,
+    or those of the run `against` names (e.g. a second run of the same commit)."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
     claims = load_claims(reference_dir / CLAIMS_FILE)
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
     verdicts = judge_run(run_dir, claims) if claims else []
-    other = reference_run(run_dir, reference_dir)
+    other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     if other is None or not claims:
         return Replication(run_dir.name, verdicts)
     return Replication(run_dir.name, verdicts, other.name, judge_run(other, claims))
+
+
+SAME = "same"
+OPPOSITE = "opposite"
+UNDECIDED = "decided vs inconclusive"
+UNMEASURED = "measured vs not measured"
+DECIDED = (HOLDS, FAILS)
+
+
+def change(verdict: Verdict, other: Verdict | None) -> str:
+    """How a claim's verdict moved between two runs. Only OPPOSITE is a contradiction: the
+    other moves are what a margin and honest intervals are for (issue 12)."""
+    theirs = NOT_MEASURED if other is None else other.verdict
+    pair = {verdict.verdict, theirs}
+    if len(pair) == 1:
+        return SAME
+    if pair == set(DECIDED):
+        return OPPOSITE
+    if NOT_MEASURED in pair:
+        return UNMEASURED
+    return UNDECIDED
+
+
+def comparison_table(replication: Replication) -> str:
+    """Markdown: per claim, this run's verdict and effect, the other run's, and the change;
+    then one line counting the changes."""
+    assert replication.reference is not None, "a comparison needs a second run"
+    run, other = replication.run_id, replication.reference_id
+    rows = [f"| claim | {run} | {other} | change |", "|---|---|---|---|"]
+    counts: Counter[str] = Counter()
+    for verdict in replication.verdicts:
+        theirs = replication.reference_of(verdict.claim)
+        moved = change(verdict, theirs)
+        counts[moved] += 1
+        rows.append(
+            f"| {verdict.claim.id} | {short(verdict)} | {short(theirs)} "
+            f"| {'' if moved == SAME else moved} |"
+        )
+    summary = ", ".join(
+        f"{counts[kind]} {kind}" for kind in (SAME, UNDECIDED, UNMEASURED, OPPOSITE)
+    )
+    return "\n".join([*rows, "", f"{len(replication.verdicts)} claims: {summary}."])
+
+
+def short(verdict: Verdict | None) -> str:
+    """'holds, 1.52x' or 'not measured'."""
+    if verdict is None or verdict.effect is None:
+        return NOT_MEASURED if verdict is None else verdict.verdict
+    return f"{verdict.verdict}, {format_effect(verdict.claim, verdict.effect)}"
 
 
 def tally(verdicts: list[Verdict]) -> str:

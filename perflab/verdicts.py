@@ -203,10 +203,11 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
 
 
 def values_by_pair(
-    claim: Claim, side: str, rows: pd.DataFrame
+    claim: Claim, side: str, rows: pd.DataFrame, pooled: bool = False
 ) -> dict[tuple[str, ...], pd.DataFrame]:
-    """The side's rows per configuration; several cells of one repeat in one configuration
-    mean the selector is ambiguous, which is an error in the claims file."""
+    """The side's rows per configuration. For a ratio, several cells of one repeat in one
+    configuration mean the selector is ambiguous, an error in the claims file; an error
+    rate (`pooled`) sums its calls over every cell it selects, so it may take many."""
     groups: dict[tuple[str, ...], pd.DataFrame] = {}
     if claim.pair_by:
         for key, part in rows.groupby(list(claim.pair_by), sort=True, dropna=True):
@@ -214,6 +215,8 @@ def values_by_pair(
             groups[tuple(normalized(k) for k in key)] = part
     elif not rows.empty:
         groups[()] = rows
+    if pooled:
+        return groups
     for part in groups.values():
         repeats = part.groupby("repeat")["cell_id"].nunique()
         if (repeats > 1).any():
@@ -264,7 +267,7 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
     """Errors over calls of every selected cell, failed cells included: errors are data."""
     rows = select(frame[frame["metric"].isin([claim.metric, CALLS_METRIC])], claim.numerator)
     results = []
-    for key, part in values_by_pair(claim, "numerator", rows).items():
+    for key, part in values_by_pair(claim, "numerator", rows, pooled=True).items():
         calls = part[part["metric"] == CALLS_METRIC]
         # ghz writes an errors_<code> metric only for codes it saw: no row is zero errors.
         errors = int(part.loc[part["metric"] == claim.metric, "value"].sum())

@@ -283,7 +283,7 @@ def test_seed_tables_answer_one_connection_and_varied_connections_stay_apart():
     assert old["connections"].tolist() == [1]
 
 
-def test_unavailable_answer_says_whether_the_seed_failure_reproduced():
+def test_unavailable_answer_says_per_latency_profile_whether_the_seed_failure_reproduced():
     errors = pd.DataFrame(
         [
             {
@@ -291,6 +291,7 @@ def test_unavailable_answer_says_whether_the_seed_failure_reproduced():
                 "implementation": "grpclib_asyncio",
                 "shape": "seed_n200",
                 "concurrency": 10,
+                "latency_profile": "none",
                 "cell_id": "a",
                 "message": "rpc error: code = Unavailable desc = S3: EndpointConnectionError",
                 "calls": 7,
@@ -300,11 +301,29 @@ def test_unavailable_answer_says_whether_the_seed_failure_reproduced():
     counts = {"count": 200, "ok": 193, "errors_Unavailable": 7}
     failing = pd.DataFrame(rows("a", "grpclib_asyncio", "list_stream", counts))
     answer = aws_io.unavailable_answer(errors, failing)
-    assert answer.startswith("**Reproduced.** 7 of 200 calls in 1 grpclib stream cells")
+    assert answer.startswith(
+        "**S3 and MongoDB on this host (latency profile none): reproduced.** "
+        "7 of 200 calls in 1 grpclib stream cells"
+    )
     assert "EndpointConnectionError" in answer
+    # Only local S3 was measured: the answer says the seed's regime was not.
+    assert "this run put no delay on the S3 path" in answer
     clean = pd.DataFrame(rows("a", "grpclib_asyncio", "list_stream", {"count": 200, "ok": 200}))
     answer = aws_io.unavailable_answer(errors.iloc[0:0], clean)
-    assert answer.startswith("**Did not reproduce.** 1 grpclib stream cells made 200 calls")
+    assert "did not reproduce.** 1 grpclib stream cells made 200 calls" in answer
+    assert "It saw no error of any kind." in answer
+    # Far S3 and local S3 answered apart; no "no delay" sentence once a delay was measured.
+    far = [
+        {**r, "latency_profile": "seed_far_s3"}
+        for r in rows("b", "grpclib_uvloop", "list_stream", {"count": 30, "ok": 30})
+    ]
+    both = aws_io.unavailable_answer(errors, pd.concat([failing, pd.DataFrame(far)]))
+    first, second = both.split("\n\n")
+    assert first.startswith("**S3 and MongoDB on this host (latency profile none): reproduced.")
+    assert second.startswith(
+        "**S3 and MongoDB 250 ms away each way (Toxiproxy) (latency profile seed_far_s3): "
+        "did not reproduce.** 1 grpclib stream cells made 30 calls"
+    )
     none = pd.DataFrame(rows("a", "grpcio_sync_w1", "list_unary", {"count": 200, "ok": 200}))
     assert "no grpclib stream cell" in aws_io.unavailable_answer(errors.iloc[0:0], none)
 
@@ -380,3 +399,24 @@ def test_stream_messages_count_calls_and_messages_in_whole_numbers():
     assert ok and all(isinstance(n, int) for n in ok)
     assert f">{ok[0]}<" in shown and f">{ok[0]}.00<" not in shown
     assert ">893.00<" in shown  # messages per call: a mean, with its decimals
+
+
+def test_measured_regimes_lists_each_latency_profile_with_its_own_sizes():
+    near = rows("a", "grpcio_sync_w1", "list_save", {"count": 9}, shape="steady")
+    far = [
+        {**r, "latency_profile": "seed_far_s3", "repeat": repeat}
+        for repeat in (1, 2, 3)
+        for r in rows(
+            f"f{repeat}", "grpclib_asyncio", "list_unary", {"count": 9}, 10, shape="steady"
+        )
+    ]
+    text = aws_io.measured_regimes(pd.DataFrame(near + far))
+    assert text.splitlines() == [
+        "- **none** (S3 and MongoDB on this host): `list_save`; `steady` cells at "
+        "concurrency 2; 1 repeat (1 cells).",
+        "- **seed_far_s3** (S3 and MongoDB 250 ms away each way (Toxiproxy)): `list_unary`; "
+        "`steady` cells at concurrency 10; 3 repeats (3 cells).",
+    ]
+    assert aws_io.measured_regimes(pd.DataFrame(near[:0], columns=list(near[0]))) == (
+        "This run has no aws_io cell."
+    )

@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import json
 
+import yaml
+
 from perflab.replication import (
+    OPPOSITE,
+    SAME,
+    UNDECIDED,
+    UNMEASURED,
     Replication,
+    change,
+    comparison_table,
     index_html,
     markdown_table,
     reference_run,
     study_html,
     tally,
 )
-from perflab.verdicts import FAILS, HOLDS, judge
+from perflab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge
 from tests.test_verdicts import cells, claim, three_repeats
 
 AHEAD = cells(three_repeats([200, 210, 220], [100, 105, 110]))
 BEHIND = cells(three_repeats([100, 105, 110], [200, 210, 220]))
+# The groups' ranges overlap: the interval straddles the threshold.
+TIED = cells(three_repeats([100, 120, 140], [110, 125, 135]))
 
 
 def test_tally_counts_each_verdict_and_leaves_out_zeros():
@@ -88,3 +98,42 @@ def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
     moved = Replication("run-a", [holds], "ref", [fails])
     assert moved.differs(holds)
     assert moved.reference_of(holds.claim).verdict == FAILS
+
+
+def test_change_between_two_runs_names_only_holds_against_fails_opposite():
+    holds, fails, tied = judge(claim(), AHEAD), judge(claim(), BEHIND), judge(claim(), TIED)
+    absent = judge(claim(numerator={"implementation": "c"}), AHEAD)
+    assert tied.verdict == INCONCLUSIVE and absent.verdict == NOT_MEASURED
+    assert change(holds, holds) == SAME
+    assert change(holds, fails) == change(fails, holds) == OPPOSITE
+    assert change(holds, tied) == change(tied, fails) == UNDECIDED
+    assert change(holds, absent) == change(tied, None) == UNMEASURED
+
+
+def test_comparison_table_shows_both_runs_and_counts_the_changes():
+    claims = [claim(), claim(id="c-beats-b", numerator={"implementation": "c"})]
+    mine = [judge(claims[0], AHEAD), judge(claims[1], AHEAD)]
+    theirs = [judge(claims[0], BEHIND), judge(claims[1], AHEAD)]
+    table = comparison_table(Replication("run-b", mine, "run-a", theirs))
+    rows = table.splitlines()
+    assert rows[0] == "| claim | run-b | run-a | change |"
+    assert rows[2] == f"| a-beats-b | {HOLDS}, 2.00x | {FAILS}, 0.50x | {OPPOSITE} |"
+    assert rows[3] == "| c-beats-b | not measured | not measured |  |"
+    assert rows[-1] == (f"2 claims: 1 {SAME}, 0 {UNDECIDED}, 0 {UNMEASURED}, 1 {OPPOSITE}.")
+    agreeing = comparison_table(Replication("run-b", mine[:1], "run-a", mine[:1]))
+    assert agreeing.splitlines()[-1].endswith(f"0 {OPPOSITE}.")
+
+
+def test_cli_compares_a_run_against_a_second_one_and_refuses_a_missing_folder(tmp_path, capsys):
+    from perflab.cli import main
+    from tests.test_readme_verdicts import REPO
+
+    reference = REPO / "data" / "reference"
+    run_id = yaml.safe_load((reference / "reference_runs.yml").read_text())["localhost"]
+    run = str(REPO / "data" / run_id)
+    assert main(["verdicts", "--run-dir", run, "--against", run]) == 0
+    table = capsys.readouterr().out
+    assert f"| claim | {run_id} | {run_id} | change |" in table
+    assert f"0 {OPPOSITE}." in table and f"0 {UNDECIDED}" in table
+    assert main(["verdicts", "--run-dir", run, "--against", str(tmp_path / "gone")]) == 2
+    assert "perflab verdicts:" in capsys.readouterr().err

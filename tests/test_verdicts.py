@@ -277,6 +277,12 @@ def test_error_rate_claim_refuted_by_many_clean_calls_and_upheld_by_errors():
     assert failing.effect == pytest.approx(133 / 1200)
     few = judge(rate, error_cells([0], 50))
     assert few.verdict == INCONCLUSIVE
+    # Without pair_by a rate pools every cell it selects, two per repeat here: the 50 clean
+    # calls that could not decide alone decide once the second cell's 400 join them.
+    second = error_cells([0], 400).assign(cell_id="grpclib-c10-r1")
+    pooled = judge(rate, pd.concat([error_cells([0], 50), second]))
+    assert pooled.verdict == FAILS
+    assert "0 of 450 calls" in pooled.reason
 
 
 def test_claims_file_entries_are_checked_by_key():

@@ -15,6 +15,7 @@ from perflab import params
 from perflab.load import cell_dirs, read_cell_json
 from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
 from perflab.stats import compare_published, summarize
+from perflab.studies.aws_io.matrix import LATENCY_PROFILES
 from perflab.tables import COUNT_UNITS, counts_as_integers
 
 if TYPE_CHECKING:
@@ -246,12 +247,22 @@ def error_messages(run_dir: str | Path) -> pd.DataFrame:
                     "implementation": cell["implementation"],
                     "shape": cell["params"].get("shape"),
                     "concurrency": cell["params"].get("concurrency"),
+                    "latency_profile": cell["params"].get("latency_profile", "none"),
                     "cell_id": cell["cell_id"],
                     "message": message,
                     "calls": count,
                 }
             )
-    columns = ["scenario", "implementation", "shape", "concurrency", "cell_id", "message", "calls"]
+    columns = [
+        "scenario",
+        "implementation",
+        "shape",
+        "concurrency",
+        "latency_profile",
+        "cell_id",
+        "message",
+        "calls",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -285,49 +296,85 @@ def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
     return counts_as_integers(pd.DataFrame(rows), [*counted, "ghz OK calls (measured)"])
 
 
+def measured_regimes(frame: pd.DataFrame) -> str:
+    """Markdown: per latency profile, what this run measured (RPCs, shapes, concurrencies,
+    repeats), so the reader knows which regime each table below comes from."""
+    part = study_frame(frame)
+    if part.empty:
+        return "This run has no aws_io cell."
+    lines = []
+    for latency in latency_profiles(part):
+        cells = part[part["latency_profile"] == latency].drop_duplicates("cell_id")
+        rpcs = ", ".join(f"`{s}`" for s in SCENARIOS if s in set(cells["scenario"]))
+        shapes = ", ".join(f"`{s}`" for s in sorted(set(cells["shape"])))
+        levels = "/".join(str(int(c)) for c in sorted(set(cells["concurrency"])))
+        repeats = int(cells["repeat"].max())
+        lines.append(
+            f"- **{latency}** ({where_s3_was(latency)}): {rpcs}; {shapes} cells at "
+            f"concurrency {levels}; {repeats} repeat{'s' if repeats > 1 else ''} "
+            f"({len(cells)} cells)."
+        )
+    return "\n".join(lines)
+
+
+def where_s3_was(latency: str) -> str:
+    """'S3 and MongoDB on this host' or '... 250 ms away each way (Toxiproxy)'."""
+    one_way_ms = LATENCY_PROFILES.get(latency)
+    if not one_way_ms:
+        return "S3 and MongoDB on this host" + (", through a proxy" if latency != "none" else "")
+    return f"S3 and MongoDB {one_way_ms:g} ms away each way (Toxiproxy)"
+
+
 def unavailable_answer(errors: pd.DataFrame, frame: pd.DataFrame) -> str:
-    """Markdown: did the seed's grpclib stream `Unavailable` failures reproduce, and why."""
+    """Markdown: did the seed's grpclib stream `Unavailable` failures reproduce, per latency
+    profile (the seed's S3 was a remote bucket, 0.5-1 s a call), and with what errors."""
     part = study_frame(frame)
     if len(part):
         part = part[
             (part["scenario"] == "list_stream")
             & part["implementation"].astype(str).str.startswith("grpclib")
         ]
-    stream = part
-    cells = stream["cell_id"].nunique() if len(stream) else 0
-    calls = stream[stream["metric"] == "count"]["value"].sum() if cells else 0
-    unavailable = stream[stream["metric"] == "errors_Unavailable"]["value"].sum() if cells else 0
-    if not cells:
+    if part.empty:
         return "This run has no grpclib stream cell: the question cannot be answered from it."
-    if not unavailable:
-        other = errors[
+    answers = []
+    for latency in latency_profiles(part):
+        stream = part[part["latency_profile"] == latency]
+        cells = stream["cell_id"].nunique()
+        calls = int(stream.loc[stream["metric"] == "count", "value"].sum())
+        unavailable = int(stream.loc[stream["metric"] == "errors_Unavailable", "value"].sum())
+        mine = errors[
             (errors["scenario"] == "list_stream")
             & errors["implementation"].str.startswith("grpclib")
+            & (errors["latency_profile"] == latency)
         ]
-        counts = other.groupby("message")["calls"].sum()
-        extra = (
-            f" It saw {int(other['calls'].sum())} other errors: "
-            + "; ".join(f"{m!r} x {int(c)}" for m, c in counts.items())
-            if len(other)
-            else " It saw no error of any kind."
+        lead = f"**{where_s3_was(latency)} (latency profile {latency}):"
+        if not unavailable:
+            counts = mine.groupby("message")["calls"].sum()
+            extra = (
+                f" It saw {int(mine['calls'].sum())} other errors: "
+                + "; ".join(f"{m!r} x {int(c)}" for m, c in counts.items())
+                if len(mine)
+                else " It saw no error of any kind."
+            )
+            answers.append(
+                f"{lead} did not reproduce.** {cells} grpclib stream cells made {calls} calls, "
+                f"none ended `Unavailable`.{extra}"
+            )
+            continue
+        texts = mine[mine["message"].str.contains("Unavailable", case=False)]
+        listed = "; ".join(
+            f"{m!r} x {int(c)}" for m, c in texts.groupby("message")["calls"].sum().items()
         )
-        return (
-            f"**Did not reproduce.** {cells} grpclib stream cells made {int(calls)} calls, "
-            f"none ended `Unavailable`.{extra} The seed's failures came with a far-away S3 "
-            "(0.5-1 s per call); here S3 is on the same host."
+        answers.append(
+            f"{lead} reproduced.** {unavailable} of {calls} calls in {cells} grpclib stream "
+            f"cells ended `Unavailable`. What ghz recorded: {listed or 'no message text'}."
         )
-    texts = errors[
-        (errors["scenario"] == "list_stream")
-        & errors["implementation"].str.startswith("grpclib")
-        & errors["message"].str.contains("Unavailable", case=False)
-    ]
-    listed = "; ".join(
-        f"{m!r} x {int(c)}" for m, c in texts.groupby("message")["calls"].sum().items()
-    )
-    return (
-        f"**Reproduced.** {int(unavailable)} of {int(calls)} calls in {cells} grpclib stream "
-        f"cells ended `Unavailable`. What ghz recorded: {listed or 'no message text'}."
-    )
+    if all(not LATENCY_PROFILES.get(latency) for latency in latency_profiles(part)):
+        answers.append(
+            "The seed's failures came with a far-away S3 (0.5-1 s per call); this run put no "
+            "delay on the S3 path (the `seed_far_s3` latency profile would)."
+        )
+    return "\n\n".join(answers)
 
 
 def rps_published_vs_measured(
