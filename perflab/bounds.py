@@ -10,6 +10,10 @@ from dataclasses import dataclass
 # A cell above this share of the load generator's ceiling is read as a lower bound (the
 # runner marks it `bound` against the calibrated ceiling at run time).
 BOUND_FRACTION = 0.7
+# The metric that status is about (the runner compares a cell's req/s with the ceiling):
+# only it is a lower bound. A bound cell's latency and CPU per call are what was measured,
+# not bounds either way.
+FLOORED_METRICS = frozenset({"rps"})
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perflab.bounds import FLOORED_METRICS
 from perflab.intervals import median_interval
 
 if TYPE_CHECKING:
@@ -54,10 +55,15 @@ def median_ci(values: Sequence[float]) -> Estimate:
     )
 
 
+def any_bound(group: pd.DataFrame) -> bool:
+    """Whether a repeat of the group ran `bound` (a frame without statuses: none did)."""
+    return "status" in group and bool((group["status"] == "bound").any())
+
+
 def summarize(frame: pd.DataFrame, by: list[str], metrics: list[str] | None = None) -> pd.DataFrame:
     """One row per group and metric: median, ci_low, ci_high, n (repeats), coverage (the
     interval's probability of covering the median; NaN with one repeat), interval (its
-    method), unit."""
+    method), unit, bound (whether any repeat's cell was `bound` by the load generator)."""
     import pandas as pd
 
     data = frame if metrics is None else frame[frame["metric"].isin(metrics)]
@@ -73,9 +79,21 @@ def summarize(frame: pd.DataFrame, by: list[str], metrics: list[str] | None = No
                 "n": estimate.n,
                 "coverage": estimate.coverage,
                 "interval": estimate.interval,
+                "bound": any_bound(group),
             }
         )
     return pd.DataFrame(rows)
+
+
+def lower_bounds(summary: pd.DataFrame) -> pd.Series:
+    """Per row of a summary (or of a table that kept its `bound` and `metric` columns), whether
+    its figure is only a lower bound: a rate (`bounds.FLOORED_METRICS`) that rests on at
+    least one `bound` repeat. A row without a `bound` flag (never measured) is not one."""
+    import pandas as pd
+
+    if not {"bound", "metric"} <= set(summary.columns):
+        return pd.Series(False, index=summary.index, dtype=bool)
+    return summary["bound"].eq(True) & summary["metric"].isin(FLOORED_METRICS)
 
 
 def percent(coverage: float) -> str:

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+# Leads a figure that is only a lower bound (`stats.lower_bounds`): "≥ 27,100 [...]".
+FLOOR_MARK = "≥"
+
 # Units of metrics that count things (ghz's calls, GNU time's page faults): a count is a
 # whole number and reads as one, "200 calls", never "200.0".
 COUNT_UNITS = frozenset({"calls", "count"})
@@ -53,13 +56,21 @@ def counts_as_integers(
     return shown
 
 
+def floor_marked(text: str, floor: bool) -> str:
+    """`text` led by FLOOR_MARK when its figure is only a lower bound."""
+    return f"{FLOOR_MARK} {text}" if floor else text
+
+
 def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
-    """'median [low – high]' strings; one repeat (no interval) shows the value alone."""
+    """'median [low – high]' strings; one repeat (no interval) shows the value alone; a rate
+    resting on a `bound` repeat is led by "≥" (`stats.lower_bounds`; say so: `floor_note`)."""
     import pandas as pd
+
+    from perflab.stats import lower_bounds
 
     if summary.empty:
         return pd.Series(dtype=object, index=summary.index)
-    return summary.apply(
+    texts = summary.apply(
         lambda row: (
             fmt_number(row["median"], digits)
             if row["n"] <= 1 or row["ci_low"] != row["ci_low"]
@@ -67,6 +78,27 @@ def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
             f"{fmt_number(row['ci_high'], digits)}]"
         ),
         axis=1,
+    )
+    floors = lower_bounds(summary)
+    return pd.Series(
+        [floor_marked(t, f) for t, f in zip(texts, floors, strict=True)],
+        index=summary.index,
+        dtype=object,
+    )
+
+
+def floor_note(table: pd.DataFrame) -> str:
+    """The sentence under a table saying what its "≥" means; '' when no figure is marked."""
+    from perflab.bounds import BOUND_FRACTION
+
+    marked = sum(str(v).startswith(FLOOR_MARK) for v in table.to_numpy().ravel())
+    if not marked:
+        return ""
+    figures = "this figure rests" if marked == 1 else f"each of these {marked} figures rests"
+    return (
+        f"{FLOOR_MARK}: {figures} on at least one repeat bound by the load generator (above "
+        f"{BOUND_FRACTION:.0%} of its calibrated ceiling), so it is only a lower bound: the "
+        "server may be faster."
     )
 
 
@@ -132,10 +164,12 @@ def published_table(
 
     Only rows with both a published and a measured number; the interval's header says its
     coverage (from the `coverage` column when the table has one); a ratio that is not a
-    number (a published zero) shows as "–"."""
-    from perflab.stats import interval_header
+    number (a published zero) shows as "–"; a measured rate resting on a `bound` repeat is
+    led by "≥" (`stats.lower_bounds`; say so: `floor_note`)."""
+    from perflab.stats import interval_header, lower_bounds
 
     both = table.dropna(subset=["published", "measured"])
+    floors = lower_bounds(both).tolist()
     header = interval_header(both)
     shown = both.set_index(keys)[["published", "measured", "ci_low", "ci_high", "ratio"]]
     shown = shown.assign(ratio=shown["ratio"].where(shown["ratio"].abs() != float("inf")))
@@ -144,15 +178,25 @@ def published_table(
     )
     if shown["ci_low"].isna().all():  # one repeat everywhere: no interval to show
         shown = shown.drop(columns=["ci_low", "ci_high"])
-    return shown.rename(
-        columns={
-            "published": f"published ({unit})",
-            "measured": f"measured median ({unit})",
-            "ci_low": f"{header} low",
-            "ci_high": f"{header} high",
-            "ratio": "measured / published",
-        }
-    ).astype(object).fillna("–")
+    # As pandas shows a number of an object column (str), led by the mark where it is a floor.
+    marked = [
+        floor_marked(str(v), True) if f else v
+        for v, f in zip(shown["measured"], floors, strict=True)
+    ]
+    shown = shown.assign(measured=marked)
+    return (
+        shown.rename(
+            columns={
+                "published": f"published ({unit})",
+                "measured": f"measured median ({unit})",
+                "ci_low": f"{header} low",
+                "ci_high": f"{header} high",
+                "ratio": "measured / published",
+            }
+        )
+        .astype(object)
+        .fillna("–")
+    )
 
 
 def bound_note(frame: pd.DataFrame, keys: list[str]) -> str:

@@ -420,3 +420,21 @@ def test_measured_regimes_lists_each_latency_profile_with_its_own_sizes():
     assert aws_io.measured_regimes(pd.DataFrame(near[:0], columns=list(near[0]))) == (
         "This run has no aws_io cell."
     )
+
+
+def test_seed_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
+    from perflab import tables
+
+    metrics = {"count": 200.0, "ok": 200.0, "rps": 4.25}
+    bound = [{**r, "status": "bound"} for r in rows("a", "grpclib_uvloop", "list_stream", metrics)]
+    calm = rows("b", "grpcio_sync_w1", "list_stream", metrics)
+    published = pd.read_csv(REPO / "data" / "reference" / "aws_io.csv")
+    table = aws_io.seed_table(pd.DataFrame(bound + calm), published, "list_stream", 2)
+    # Only the bound server's rate is a floor: its call counts, and the other server, are not.
+    assert table.loc["rps (req/s)", ("grpclib_uvloop", "measured")] == "≥ 4.25"
+    assert table.loc["ok (calls)", ("grpclib_uvloop", "measured")] == 200
+    assert table.loc["rps (req/s)", ("grpcio_sync_w1", "measured")] == 4.25
+    assert tables.floor_note(table).startswith("≥: this figure rests")
+    assert (
+        tables.floor_note(aws_io.seed_table(pd.DataFrame(calm), published, "list_stream", 2)) == ""
+    )

@@ -57,3 +57,90 @@ def test_whole_keeps_what_is_not_a_whole_number():
     assert tables.whole(True) is True and tables.whole("200.0") == "200.0"
     nan = tables.whole(float("nan"))
     assert nan != nan
+
+
+def repeats(server: str, statuses: list[str], metric: str = "rps") -> list[dict]:
+    """One row per repeat of a server's cell, each with its recorded status."""
+    return [
+        {
+            "server": server,
+            "metric": metric,
+            "unit": "req/s",
+            "value": 27_000.0 + 100 * i,
+            "status": status,
+        }
+        for i, status in enumerate(statuses)
+    ]
+
+
+def test_a_rate_resting_on_a_bound_repeat_is_marked_and_the_note_says_what_the_mark_means():
+    from perflab import stats
+
+    frame = pd.DataFrame(
+        repeats("cpp", ["bound"] * 3)
+        + repeats("mixed", ["ok", "bound", "ok"])  # one bound repeat is enough
+        + repeats("py", ["ok"] * 3)
+    )
+    summary = stats.summarize(frame, ["server"])
+    assert dict(zip(summary["server"], summary["bound"], strict=True)) == {
+        "cpp": True,
+        "mixed": True,
+        "py": False,
+    }
+    table = tables.ci_table(summary.assign(scenario="steady"), "server", "scenario")
+    column = table["scenario steady (req/s)"]
+    assert column["cpp"] == "≥ 27,100 [27,000 – 27,200]"
+    assert column["mixed"] == "≥ 27,100 [27,000 – 27,200]"
+    assert column["py"] == "27,100 [27,000 – 27,200]"
+    assert tables.floor_note(table).startswith("≥: each of these 2 figures rests on at least one")
+    # The other way: no bound repeat, no mark and no sentence.
+    calm = tables.ci_table(
+        summary[summary["server"] == "py"].assign(scenario="s"), "server", "scenario"
+    )
+    assert not any("≥" in v for v in calm.to_numpy().ravel())
+    assert tables.floor_note(calm) == ""
+    one = tables.ci_table(
+        summary[summary["server"] == "cpp"].assign(scenario="s"), "server", "scenario"
+    )
+    assert tables.floor_note(one).startswith("≥: this figure rests")
+
+
+def test_only_rates_are_floors_and_numbers_are_computed_as_before():
+    from perflab import stats
+
+    frame = pd.DataFrame(
+        repeats("cpp", ["bound", "ok", "ok"]) + repeats("cpp", ["bound", "ok", "ok"], "latency_p50")
+    )
+    summary = stats.summarize(frame, ["server"])
+    # The bound cell's latency is what was measured, not a bound: flagged, not marked.
+    assert summary["bound"].all()
+    assert stats.lower_bounds(summary).tolist() == [False, True]  # latency_p50, rps
+    texts = tables.with_interval(summary).tolist()
+    assert texts == ["27,100 [27,000 – 27,200]", "≥ 27,100 [27,000 – 27,200]"]
+    unflagged = stats.summarize(frame.drop(columns="status"), ["server"])
+    assert not unflagged["bound"].any()
+    numbers = ["median", "ci_low", "ci_high", "n", "coverage"]
+    assert summary[numbers].equals(unflagged[numbers])
+
+
+def test_published_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
+    from perflab import stats
+
+    frame = pd.DataFrame(repeats("cpp", ["ok", "bound", "ok"]) + repeats("py", ["ok"] * 3))
+    published = pd.DataFrame(
+        {
+            "server": ["cpp", "py"],
+            "metric": ["rps"] * 2,
+            "value": [20_000.0, 30_000.0],
+            "unit": ["req/s"] * 2,
+            "source": ["seed"] * 2,
+        }
+    )
+    compared = stats.compare_published(
+        stats.summarize(frame, ["server"]), published, ["server"], "rps"
+    )
+    shown = tables.published_table(compared, ["server"], "req/s")
+    measured = shown["measured median (req/s)"]
+    assert (measured["cpp"], measured["py"]) == ("≥ 27100.0", 27100.0)
+    assert "≥: this figure rests" in tables.floor_note(shown)
+    assert tables.floor_note(shown.loc[["py"]]) == ""

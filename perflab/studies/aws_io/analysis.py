@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from perflab import params
 from perflab.load import cell_dirs, read_cell_json
 from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
-from perflab.stats import compare_published, summarize
+from perflab.stats import compare_published, lower_bounds, summarize
 from perflab.studies.aws_io.matrix import LATENCY_PROFILES
-from perflab.tables import COUNT_UNITS, counts_as_integers
+from perflab.tables import COUNT_UNITS, counts_as_integers, floor_marked
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,7 +107,7 @@ def seed_table(
 ) -> pd.DataFrame:
     """One of the seed's tables: its rows, per server the published and the measured median,
     as shown (SEED_DIGITS decimals; the rows counting calls as integers, NaN where a side
-    has no number)."""
+    has no number; a measured rate resting on a `bound` repeat led by "≥")."""
     import pandas as pd
 
     part = as_the_seed_ran(study_frame(frame))
@@ -137,8 +137,20 @@ def seed_table(
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     # As shown: two decimals, and the calls counted as whole numbers (200, not 200.0).
     counts = [unit in COUNT_UNITS for _, unit in SEED_ROWS]
-    table = counts_as_integers(table.round(SEED_DIGITS), rows=counts)
+    table = mark_floors(counts_as_integers(table.round(SEED_DIGITS), rows=counts), compared)
     table.attrs["shape"] = shape
+    return table
+
+
+def mark_floors(table: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
+    """`seed_table`'s shown table with each measured figure that is only a lower bound
+    (`stats.lower_bounds` of the `compare_published` rows it came from) led by "≥"."""
+    units = dict(SEED_ROWS)
+    floors = compared[lower_bounds(compared)]
+    for impl, metric in zip(floors["implementation"], floors["metric"], strict=True):
+        row, column = f"{metric} ({units[metric]})", (impl, "measured")
+        if column in table.columns:
+            table.loc[row, column] = floor_marked(str(table.loc[row, column]), True)
     return table
 
 
