@@ -80,7 +80,9 @@ class Claim:
         if self.direction == "within":
             return f"{subject} within {self.threshold:.0%} of 1"
         sign = ">" if self.direction == "greater" else "<"
-        return f"{subject} {sign} {self.threshold:g}"
+        # An error rate reads as the verdicts show rates: a percentage.
+        limit = f"{self.threshold:.1%}" if self.kind == "error_rate" else f"{self.threshold:g}"
+        return f"{subject} {sign} {limit}"
 
 
 def parse_selector(where: str, raw: Any) -> Selector:

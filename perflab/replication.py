@@ -234,7 +234,12 @@ def study_html(replication: Replication) -> str:
         )
         other = replication.reference_of(claim)
         if replication.reference is not None:
-            said = f"{other.verdict}, {other.measured()}" if other else NOT_MEASURED
+            # A verdict with no effect ("not measured") is said once, not twice.
+            said = (
+                f"{other.verdict}, {other.measured()}"
+                if other is not None and other.deciding is not None
+                else NOT_MEASURED
+            )
             mark = " <b>Differs from</b>" if replication.differs(verdict) else " Same as"
             item += f"<br><small>{mark} the reference run: {html.escape(said)}.</small>"
         if verdict.cell_ids:

@@ -64,6 +64,9 @@ def test_study_page_opens_with_sentences_and_the_reference_beside_them():
         Replication("run-a", [judge(claim(), AHEAD)], "ref", [judge(claim(), AHEAD)])
     )
     assert "Same as the reference run" in agreeing
+    absent = judge(claim(numerator={"implementation": "c"}), AHEAD)
+    new = study_html(Replication("run-a", [judge(claim(), AHEAD)], "ref", [absent]))
+    assert "<b>Differs from</b> the reference run: not measured.</small>" in new
     assert study_html(Replication("run-a", [])).startswith("<p>The seeds state no claim")
 
 

@@ -271,6 +271,8 @@ def test_error_rate_claim_refuted_by_many_clean_calls_and_upheld_by_errors():
     )
     clean = judge(rate, error_cells([0, 0, 0], 400))
     assert clean.verdict == FAILS
+    assert "the claim needs error rate > 1.0%" in clean.sentence()
+    assert claim().expectation() == "ratio > 1"
     assert "0 of 1200 calls" in clean.reason
     failing = judge(rate, error_cells([40, 55, 38], 400))
     assert failing.verdict == HOLDS
