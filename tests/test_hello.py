@@ -124,23 +124,41 @@ def test_a_cell_faster_than_the_calibration_raises_the_ceiling():
     assert (kept.effective_rps, kept.fastest_cell) == (60_000.0, "")
 
 
-def rate_rows(medians: dict[tuple[str, int], float]) -> pd.DataFrame:
+def rate_rows(medians: dict[tuple[str, int], float], bound: tuple = ()) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            {"implementation": i, "concurrency": c, "metric": "rps", "median": m}
+            {
+                "implementation": i,
+                "concurrency": c,
+                "metric": "rps",
+                "median": m,
+                "bound": (i, c) in bound,
+            }
             for (i, c), m in medians.items()
         ]
     )
 
 
-def test_bound_sentence_says_the_effective_ceiling_and_lists_the_lower_bounds():
+def test_bound_sentence_lists_what_the_tables_mark_and_names_where_the_ceiling_differs():
     from perflab.bounds import effective_ceiling
 
-    rates = rate_rows({("cpp", 50): 54_000.0, ("cpp", 10): 36_000.0, ("go", 50): 40_000.0})
+    medians = {("cpp", 50): 54_000.0, ("cpp", 10): 36_000.0, ("go", 50): 40_000.0}
     raised = effective_ceiling("0.93.0", 50_000.0, {"hello/cpp": ("0.93.0", 54_000.0)})
+    # The cells recorded bound (the tables' ≥) and the medians above the effective ceiling
+    # (37,800 req/s) differ: cpp 10 is marked but below it.
+    rates = rate_rows(medians, bound=(("cpp", 50), ("cpp", 10), ("go", 50)))
     text = hello.bound_sentence(rates, raised, ["implementation", "concurrency"])
     assert "108% of its calibrated ceiling" in text and "37,800 req/s" in text
-    assert "**Lower bounds** here (read as 'at least'): cpp 50, go 50." in text
+    assert "the rule the verdicts use): cpp 50, cpp 10, go 50." in text
+    assert "By the effective ceiling alone the medians above it are: cpp 50, go 50." in text
+    # The same set by both rules: one list, no second sentence.
+    agreeing = rate_rows(medians, bound=(("cpp", 50), ("go", 50)))
+    text = hello.bound_sentence(agreeing, raised, ["implementation", "concurrency"])
+    assert "the rule the verdicts use): cpp 50, go 50." in text
+    assert "By the effective ceiling alone" not in text
+    # Nothing recorded bound, yet medians above the effective ceiling: said, not marked.
+    unmarked = hello.bound_sentence(rate_rows(medians), raised, ["implementation", "concurrency"])
+    assert "no figure is marked ≥" in unmarked and unmarked.endswith("cpp 50, go 50.")
     # The other way: no cell beyond the calibration, and every rate below 70% of it.
     slow = rate_rows({("py", 50): 9_000.0})
     kept = effective_ceiling("0.93.0", 50_000.0, {"hello/py": ("0.93.0", 9_000.0)})

@@ -153,16 +153,38 @@ def run_ceiling(manifest: dict[str, Any], frame: pd.DataFrame, run_dir: str | Pa
 
 
 def bound_sentence(rates: pd.DataFrame, ceiling: EffectiveCeiling | None, keys: list[str]) -> str:
-    """Markdown: which configurations (median req/s of a `summarize` frame) are lower bounds
-    against the effective ceiling, after the sentence saying what that ceiling is."""
+    """Markdown: which configurations of a `summarize` frame are lower bounds. The ones the
+    tables mark "≥" (a repeat recorded `bound` against the calibrated ceiling, the rule the
+    verdicts use) are listed; where the run's effective ceiling (see ceiling_sentence) would
+    call a different set lower bounds, that set is named too, so the two never disagree
+    silently."""
     if ceiling is None:
         return "This run has no calibration: no rate can be called a lower bound or not."
-    above = rates[(rates["metric"] == "rps") & (rates["median"] > ceiling.bound_rps)]
+
+    def listed(rows: pd.DataFrame) -> str:
+        return ", ".join(
+            " ".join(str(v) for v in row) for row in rows[keys].itertuples(index=False)
+        )
+
+    rps = rates[rates["metric"] == "rps"]
+    marked = rps[stats.lower_bounds(rps)]
+    above = rps[rps["median"] > ceiling.bound_rps]
     text = ceiling_sentence(ceiling)
-    if above.empty:
+    if marked.empty and above.empty:
         return text + " No configuration here is above that: every rate is the server's."
-    listed = ", ".join(" ".join(str(v) for v in row) for row in above[keys].itertuples(index=False))
-    return text + f" **Lower bounds** here (read as 'at least'): {listed}."
+    if marked.empty:
+        return (
+            text + " No repeat here was recorded `bound`, so no figure is marked ≥; by the "
+            f"effective ceiling these medians are lower bounds: {listed(above)}."
+        )
+    text += (
+        f" **Lower bounds** (marked ≥, read as 'at least': a repeat was recorded `bound`, "
+        f"the rule the verdicts use): {listed(marked)}."
+    )
+    if listed(above) != listed(marked):
+        named = listed(above) or "none of them"
+        text += f" By the effective ceiling alone the medians above it are: {named}."
+    return text
 
 
 def load_generator_note(manifest: dict[str, Any]) -> str:
