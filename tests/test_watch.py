@@ -318,3 +318,34 @@ def test_a_client_killed_by_a_signal_is_named(tmp_path):
     reasons = w.failure_reasons(run)
     assert list(reasons["cell_id"]) == [cell.name]
     assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")
+
+
+def test_a_sample_written_at_each_phase_change_counts_once_a_process_tree_still_sums(tmp_path):
+    """The sampler writes its phase-change sample once per phase, at the same instant: the
+    server's RSS there is one reading (64 MiB), not two; two client processes sampled at
+    the same instant are a tree, and their RSS adds up."""
+    mib = 2**20
+    lines = ["t,pid,role,phase,cpu_percent,rss_bytes,cpu_seconds"]
+    for t, phase, cpu in [
+        (0.1, "start", 0.0),
+        (0.35, "start", 0.1),
+        (0.35, "measure", 0.1),
+        (1.5, "measure", 1.2),
+        (2.5, "measure", 2.2),
+        (2.5, "stop", 2.2),
+    ]:
+        lines.append(f"{t},7,server,{phase},0,{64 * mib},{cpu}")
+    for pid in (8, 9):
+        lines.append(f"1.5,{pid},client,measure,0,{10 * mib},0.5")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "resources.csv").write_text("\n".join(lines) + "\n")
+    timeline = w.cell_timeline(tmp_path / "a")
+    server = timeline[timeline["role"] == "server"]
+    assert list(server["t"]) == [-0.25, 0.0, 1.15, 2.15]
+    assert (server["rss_mib"] == 64).all()
+    assert list(server["phase"]) == ["start", "measure", "measure", "measure"]
+    assert list(server["cpu_seconds"]) == pytest.approx([0.0, 0.1, 1.2, 2.2])
+    client = timeline[timeline["role"] == "client"]
+    assert list(client["rss_mib"]) == [20]
+    growth = w.burst_rows(timeline.assign(cell_id="a", server_cores=1)).set_index("metric")
+    assert growth.loc["server_rss_growth", "value"] == 0

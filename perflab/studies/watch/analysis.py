@@ -81,6 +81,18 @@ def window_starts(t: list[float], min_s: float = WINDOW_S) -> list[int | None]:
     ]
 
 
+def one_sample_per_instant(samples: pd.DataFrame) -> pd.DataFrame:
+    """Samples sorted by time with one row per process and instant.
+
+    The sampler writes the sample it takes at a phase change once per phase (t = 0.35
+    "start" and "measure"): the same reading twice, which summing a process tree per
+    instant would count twice. The row kept is the "measure" one, so the burst starts at
+    t = 0 and ends at its last sample."""
+    in_burst = samples["phase"] == "measure"
+    ordered = samples.assign(_later=~in_burst).sort_values(["t", "_later"], kind="stable")
+    return ordered.drop_duplicates(["role", "pid", "t"]).drop(columns="_later")
+
+
 def cell_timeline(folder: Path) -> pd.DataFrame:
     """One cell's samples per role and instant (a process tree summed), t in seconds from
     the start of the burst (the first "measure" sample).
@@ -99,7 +111,7 @@ def cell_timeline(folder: Path) -> pd.DataFrame:
     for column in ("t", "rss_bytes", "cpu_seconds"):
         samples[column] = samples[column].astype(float)
     # A process caught while exiting reads 0 bytes of RSS: that is no measurement.
-    samples = samples[samples["rss_bytes"] > 0].sort_values("t", kind="stable")
+    samples = one_sample_per_instant(samples[samples["rss_bytes"] > 0])
     increments = samples.groupby(["role", "pid"])["cpu_seconds"].diff().fillna(0.0)
     samples = samples.assign(cpu_used=increments.clip(lower=0.0))
     measured = samples[samples["phase"] == "measure"]
