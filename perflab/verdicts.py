@@ -292,13 +292,16 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
 
 
 def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
-    """The configuration a verdict rests on: for 'holds' the one closest to the threshold."""
+    """The configuration a verdict rests on: for 'holds' and 'inconclusive' the one whose
+    interval comes closest to, or reaches furthest past, the threshold (a configuration
+    with no interval at all first); otherwise the first of the verdict."""
     candidates = [pair for pair in pairs if pair.verdict == verdict]
-    if verdict != HOLDS or claim.direction == "within":
+    if verdict not in (HOLDS, INCONCLUSIVE) or claim.direction == "within":
         return candidates[0]
 
     def margin(pair: PairResult) -> float:
-        assert pair.interval is not None
+        if pair.interval is None:
+            return -math.inf
         if claim.direction == "greater":
             return pair.interval.low / claim.threshold
         return claim.threshold / pair.interval.high

@@ -184,6 +184,22 @@ def test_holds_rests_on_the_configuration_closest_to_the_threshold():
     assert "the weakest of 2 configurations" in verdict.sentence()
 
 
+def test_inconclusive_rests_on_the_configuration_reaching_furthest_past_the_threshold():
+    # Both undecided: concurrency 2's interval reaches down to 0.9, concurrency 10's to 0.6.
+    rows = three_repeats([100, 115, 125], [100, 105, 110], concurrency=2) + three_repeats(
+        [60, 110, 130], [95, 100, 105], concurrency=10
+    )
+    verdict = judge(claim(), cells(rows))
+    assert verdict.verdict == INCONCLUSIVE
+    assert {pair.verdict for pair in verdict.pairs} == {INCONCLUSIVE}
+    assert verdict.deciding.key == {"concurrency": "10"}
+    # Swap which one is wider: the verdict follows it.
+    swapped = three_repeats([60, 110, 130], [95, 100, 105], concurrency=2) + three_repeats(
+        [100, 115, 125], [100, 105, 110], concurrency=10
+    )
+    assert judge(claim(), cells(swapped)).deciding.key == {"concurrency": "2"}
+
+
 def test_within_band_holds_inside_and_fails_outside():
     same = judge(
         claim(direction="within", threshold=0.1),
