@@ -325,3 +325,38 @@ def test_published_table_shows_counts_whole_and_their_ratio_as_a_ratio():
     assert faults["measured"] == 1.5 and faults["published"] == 0
     assert table.loc["time_per_call", "measured"] == 1.1  # not a count: as it was
     assert compared["measured"].dtype == float  # the figures' numbers stay numbers
+
+
+def figure_calls(notebook: str) -> list[tuple[str, bool]]:
+    """Every `plots.save` / `plots.show` call in a notebook's code cells, and whether it is
+    the argument of `display` (the Agg backend shows nothing by itself)."""
+    import ast
+    import json
+
+    cells = json.loads((REPO / "notebooks" / notebook).read_text())["cells"]
+    found = []
+    for cell in (c for c in cells if c["cell_type"] == "code"):
+        tree = ast.parse("".join(cell["source"]))
+        displayed = {
+            id(arg)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "display"
+            for arg in node.args
+        }
+        for node in ast.walk(tree):
+            func = getattr(node, "func", None)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(func, ast.Attribute)
+                and getattr(func.value, "id", None) == "plots"
+                and func.attr in ("save", "show")
+            ):
+                found.append((func.attr, id(node) in displayed))
+    return found
+
+
+def test_the_notebook_shows_every_figure_it_saves():
+    """The published-vs-measured figures appear on the page, not only in figures/."""
+    calls = figure_calls("pyclients.ipynb")
+    assert calls, "the notebook makes no figure"
+    assert calls == [("show", True)] * len(calls)
