@@ -356,3 +356,13 @@ def test_closing_note_without_floor_cells_says_so_and_gives_no_share():
     assert "no raw-TCP floor cell" in note and "no cipher floor cell" in note
     assert "Go (none): 2.00 GiB/s at 1 GiB." in note
     assert "nan" not in note
+
+
+def test_floor_table_rows_are_named_by_what_they_bound_not_numbered():
+    table = tp.floor_table(tp.summarize(synthetic()))
+    assert table.index.name == "floor"
+    assert set(table.index) == {"raw TCP, one stream (iperf3)", "AES-128-GCM, one core (openssl)"}
+    assert list(table.columns) == ["throughput (GiB/s)", "repeats"]
+    assert table.loc["raw TCP, one stream (iperf3)", "throughput (GiB/s)"].startswith("4.00")
+    grpc_only = tp.summarize(synthetic()[lambda f: f["pair"] != "floor"])
+    assert tp.floor_table(grpc_only).empty

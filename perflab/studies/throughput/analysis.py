@@ -135,7 +135,8 @@ def floors(summary: pd.DataFrame) -> dict[str, float]:
 
 
 def floor_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The floor cells: median and interval in GiB/s, with what each bounds."""
+    """The floor cells: median and interval in GiB/s, indexed by what each bounds (a
+    0..n index would show as row numbers that say nothing)."""
     import pandas as pd
 
     part = summary[
@@ -153,7 +154,7 @@ def floor_table(summary: pd.DataFrame) -> pd.DataFrame:
             "throughput (GiB/s)": tables.with_interval(part, 2).to_numpy(),
             "repeats": part["n"].to_numpy(),
         }
-    )
+    ).set_index("floor")
 
 
 def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
