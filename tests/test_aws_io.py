@@ -438,3 +438,58 @@ def test_seed_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
     assert (
         tables.floor_note(aws_io.seed_table(pd.DataFrame(calm), published, "list_stream", 2)) == ""
     )
+
+
+def far_repeats(impl: str, calls: list[float], p50: list[float], p99: float = 900.0):
+    """One far-S3 list_unary configuration, a cell per repeat with its calls and p50."""
+    return [
+        {**r, "latency_profile": "seed_far_s3", "repeat": repeat}
+        for repeat, (n, median) in enumerate(zip(calls, p50, strict=True), start=1)
+        for r in rows(
+            f"{impl}-r{repeat}",
+            impl,
+            "list_unary",
+            {"ok": n, "latency_p50": median, "latency_p99": p99},
+            shape="steady",
+        )
+    ]
+
+
+def test_latency_p50_keeps_every_repeat_of_ten_calls_or_more():
+    # The slow repeat made 12 calls: its median counts, else the shown one leans low.
+    frame = pd.DataFrame(far_repeats("grpcio_sync_w10", [25, 12, 30], [624.7, 655.9, 641.8]))
+    summary, note = aws_io.latency_summary(frame, "p50")
+    assert summary["n"].tolist() == [3]
+    assert summary["median"].tolist() == [641.8]
+    assert (summary["ci_low"].iloc[0], summary["ci_high"].iloc[0]) == (624.7, 655.9)
+    assert note == ""
+    # Below ten calls a median is one or two calls: that cell is left out, and said so.
+    frame = pd.DataFrame(far_repeats("grpcio_sync_w10", [25, 9, 30], [624.7, 655.9, 641.8]))
+    summary, note = aws_io.latency_summary(frame, "p50")
+    assert summary["n"].tolist() == [2]
+    assert note.startswith("p50 is left out of 1 of 3 cells, which made at most 9 successful")
+    assert "grpcio_sync_w10 list_unary c2 (steady, seed_far_s3): 2 of 3" in note
+
+
+def test_latency_p99_is_left_out_below_its_calls_naming_configurations_and_repeats():
+    from perflab.stats import interval_sentence
+
+    few = far_repeats("grpcio_sync_w1", [61, 40, 50], [600.0, 610.0, 620.0])
+    summary, note = aws_io.latency_summary(pd.DataFrame(few), "p99")
+    assert summary.empty
+    assert note.startswith("p99 is left out of 3 of 3 cells, which made at most 61 successful")
+    assert "below 100 calls a p99 is the slowest call" in note
+    assert "No configuration has a p99 (all 1 are left out)." in note
+    # One configuration keeps 2 of its 3 repeats, another keeps all, a third none.
+    mixed = far_repeats("grpclib_uvloop", [1500, 500, 2000], [600.0, 610.0, 620.0])
+    full = far_repeats("grpclib_asyncio", [1500, 1200, 2000], [600.0, 610.0, 620.0])
+    summary, note = aws_io.latency_summary(pd.DataFrame(few + mixed + full), "p99")
+    assert dict(zip(summary["implementation"], summary["n"], strict=True)) == {
+        "grpclib_asyncio": 3,
+        "grpclib_uvloop": 2,
+    }
+    assert "1 of 3 configurations have no p99: grpcio_sync_w1 list_unary c2" in note
+    assert "grpclib_uvloop list_unary c2 (steady, seed_far_s3): 2 of 3" in note
+    assert "grpclib_asyncio" not in note
+    # The intervals are named by their own repeats: the range of 2 is not that of 3.
+    assert interval_sentence(summary) in note and "the range of the 2 repeats" in note

@@ -452,28 +452,105 @@ def rates_figure(part: pd.DataFrame, title: str, colors: dict[str, str]) -> Figu
     return fig
 
 
+# A median over this many calls is an estimate; over fewer, one or two calls decide it.
+MEDIAN_CALLS = 10
+# The configuration of a latency row, as the latency tables show it.
+LATENCY_KEYS = ["scenario", "shape", "latency_profile", "implementation", "concurrency"]
+
+
+def calls_needed(fraction: float) -> int:
+    """Successful calls a cell needs for its `fraction` latency percentile to be shown:
+    MEDIAN_CALLS for the median (or a lower one); for a tail percentile
+    `stats.TAIL_SAMPLES` calls beyond it, as `stats.percentile_supported` asks on every
+    page (p99: 1,000)."""
+    from perflab.stats import TAIL_SAMPLES
+
+    if fraction <= 0.5:
+        return MEDIAN_CALLS
+    return max(MEDIAN_CALLS, round(TAIL_SAMPLES / (1 - fraction)))
+
+
+def why_left_out(name: str, fraction: float) -> str:
+    """Why a cell with fewer than `calls_needed` calls shows no `name` percentile."""
+    from perflab.stats import TAIL_SAMPLES
+
+    need = calls_needed(fraction)
+    if fraction <= 0.5:
+        return f"a {name} is shown from {need:,} calls; over fewer, one or two calls decide it."
+    # Below 1 / (1 - fraction) calls the percentile is the maximum (p99: 100 calls).
+    extreme = round(1 / (1 - fraction))
+    return (
+        f"below {extreme:,} calls a {name} is the slowest call, and this page shows one only "
+        f"from {need:,} calls ({TAIL_SAMPLES} of them beyond it)."
+    )
+
+
 def latency_summary(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
     """`rate_summary` of latency_<name> (p50, p99) over the cells whose successful calls
-    support that percentile (`stats.percentile_supported`), and a sentence on the cells
-    left out ('' when none is)."""
-    from perflab.stats import percentile_supported
-
+    support that percentile (`calls_needed`), and a note ('' when every cell is kept)
+    saying how many cells are left out and why, which configurations lose the percentile
+    altogether, and which keep fewer repeats than they measured (with what their
+    intervals then are: `stats.interval_sentence`)."""
     fraction = float(name.removeprefix("p")) / 100
     part = study_frame(frame)
     if part.empty:
         return part, ""
-    ok = part[part["metric"] == "ok"].set_index("cell_id")["value"]
-    supported = {cell for cell, calls in ok.items() if percentile_supported(fraction, calls)}
     metric = f"latency_{name}"
-    cells = set(part.loc[part["metric"] == metric, "cell_id"])
-    kept = part[(part["metric"] != metric) | part["cell_id"].isin(supported)]
-    left_out = cells - supported
-    note = ""
-    if left_out:
-        most = int(ok[sorted(left_out)].max())
-        note = (
-            f"{name} is left out of {len(left_out)} of {len(cells)} cells: they made at most "
-            f"{most:,} successful calls, and a {name} needs 10 calls beyond it "
-            f"({round(10 / (1 - fraction)):,} in all); with fewer it is one of the slowest calls."
+    measured = part[part["metric"] == metric]
+    ok = part[part["metric"] == "ok"].set_index("cell_id")["value"]
+    need = calls_needed(fraction)
+    supported = {cell for cell, calls in ok.items() if calls == calls and calls >= need}
+    # From the loaded rows, not `part`: rate_summary labels the servers itself (once).
+    mine = frame[(frame["study"] == STUDY) & (frame["metric"] == metric)]
+    summary = rate_summary(mine[mine["cell_id"].isin(supported)], metric)
+    kept = measured[measured["cell_id"].isin(supported)]
+    return summary, left_out_note(name, fraction, measured, kept, ok, summary)
+
+
+def configuration_label(key: tuple[Any, ...]) -> str:
+    """'grpcio_sync_w10 list_unary c2 (steady, seed_far_s3)' for a LATENCY_KEYS key."""
+    scenario, shape, latency, implementation, concurrency = key
+    return f"{implementation} {scenario} c{int(concurrency)} ({shape}, {latency})"
+
+
+def left_out_note(
+    name: str,
+    fraction: float,
+    measured: pd.DataFrame,
+    kept: pd.DataFrame,
+    ok: pd.Series,
+    summary: pd.DataFrame,
+) -> str:
+    """`latency_summary`'s note on the cells `measured` has and `kept` does not."""
+    from perflab.stats import interval_sentence
+
+    dropped = set(measured["cell_id"]) - set(kept["cell_id"])
+    if not dropped:
+        return ""
+    calls = ok.reindex(sorted(dropped)).dropna()
+    most = f", which made at most {int(calls.max()):,} successful calls" if len(calls) else ""
+    sentences = [
+        f"{name} is left out of {len(dropped)} of {measured['cell_id'].nunique()} cells"
+        f"{most}: {why_left_out(name, fraction)}"
+    ]
+    had = measured.groupby(LATENCY_KEYS)["cell_id"].nunique()
+    has = kept.groupby(LATENCY_KEYS)["cell_id"].nunique().reindex(had.index, fill_value=0)
+    gone = [configuration_label(k) for k in had[has == 0].index]
+    if len(gone) == len(had):
+        sentences.append(f"No configuration has a {name} (all {len(had)} are left out).")
+    elif gone:
+        sentences.append(
+            f"{len(gone)} of {len(had)} configurations have no {name}: " + "; ".join(gone) + "."
         )
-    return rate_summary(kept, metric), note
+    fewer = [
+        f"{configuration_label(k)}: {has[k]} of {had[k]}" for k in had.index if 0 < has[k] < had[k]
+    ]
+    if fewer:
+        sentences.append(
+            f"{len(fewer)} configurations keep fewer repeats than they measured, so their "
+            "intervals are over fewer repeats than the others' ("
+            + "; ".join(fewer)
+            + "). "
+            + interval_sentence(summary)
+        )
+    return " ".join(sentences)
