@@ -366,3 +366,33 @@ def test_floor_table_rows_are_named_by_what_they_bound_not_numbered():
     assert table.loc["raw TCP, one stream (iperf3)", "throughput (GiB/s)"].startswith("4.00")
     grpc_only = tp.summarize(synthetic()[lambda f: f["pair"] != "floor"])
     assert tp.floor_table(grpc_only).empty
+
+
+def legend_of(fig) -> list[str]:
+    return [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+
+
+def bar_colour(fig, mode: str) -> tuple[float, ...]:
+    handles = fig.axes[0].get_legend().legend_handles
+    return next(
+        tuple(h.get_facecolor()) for h, t in zip(handles, legend_of(fig), strict=True) if t == mode
+    )
+
+
+def test_bars_list_only_the_security_modes_measured_at_that_size():
+    """At 1 GiB the synthetic run has none and tls (no mtls): the legend names those two
+    and the floors; at 10 GiB, where only none was measured, none alone."""
+    import matplotlib.pyplot as plt
+
+    data = synthetic()
+    ten = data[(data["scenario"] == "none") & (data["pair"] == "own")]
+    data = pd.concat([data, ten.assign(payload_bytes=10 * GIB, cell_id=ten["cell_id"] + "-10")])
+    summary = tp.summarize(data)
+    floors = ["raw TCP (iperf3)", "AES-128-GCM, one core"]
+    one, ten_gib = tp.bars(summary, GIB), tp.bars(summary, 10 * GIB)
+    assert sorted(legend_of(one)) == sorted(["none", "tls", *floors])
+    assert sorted(legend_of(ten_gib)) == sorted(["none", *floors])
+    # A mode keeps its colour whichever modes share the chart.
+    assert bar_colour(one, "none") == bar_colour(ten_gib, "none") != bar_colour(one, "tls")
+    plt.close(one)
+    plt.close(ten_gib)

@@ -278,7 +278,10 @@ def cost_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
-    """Throughput per pair, one bar per security mode with its interval, floor as lines."""
+    """Throughput per pair, one bar per security mode with its interval, floor as lines.
+
+    Only the modes measured at this size get a bar and a legend entry (the quick profile
+    streams 10 GiB in plaintext only): an entry with no bar names nothing on the chart."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -287,8 +290,10 @@ def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
     labels = sorted(part["label"].unique(), key=lambda name: (" -> " in name, name))
     xs = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(labels) + 2), 4.5))
-    width = 0.8 / len(SECURITIES)
-    for i, security in enumerate(SECURITIES):
+    measured = part.dropna(subset=["median"])
+    securities = [s for s in SECURITIES if s in set(measured["scenario"])]
+    width = 0.8 / max(1, len(securities))
+    for i, security in enumerate(securities):
         rows = part[part["scenario"] == security].set_index("label").reindex(labels)
         # One repeat has no interval: no error bar.
         err = [
@@ -296,7 +301,13 @@ def bars(summary: pd.DataFrame, payload_bytes: int) -> Figure:
             (rows["ci_high"] - rows["median"]).fillna(0),
         ]
         ax.bar(
-            xs + (i - 1) * width, rows["median"], width=width, yerr=err, capsize=2, label=security
+            xs + (i - (len(securities) - 1) / 2) * width,
+            rows["median"],
+            width=width,
+            yerr=err,
+            capsize=2,
+            label=security,
+            color=f"C{SECURITIES.index(security)}",  # a mode's colour on every size's chart
         )
     floor = floors(summary)
     for scenario, style, name in (
