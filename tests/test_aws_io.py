@@ -493,3 +493,43 @@ def test_latency_p99_is_left_out_below_its_calls_naming_configurations_and_repea
     assert "grpclib_asyncio" not in note
     # The intervals are named by their own repeats: the range of 2 is not that of 3.
     assert interval_sentence(summary) in note and "the range of the 2 repeats" in note
+
+
+def test_stream_messages_name_each_rows_latency_profile_direct_first(tmp_path):
+    cells_made = [("none", 2, 28), ("seed_far_s3", 2, 13), ("seed_far_s3", 10, 30)]
+    frame = []
+    for latency, concurrency, calls in cells_made:
+        suffix = "" if latency == "none" else f"-{latency}"
+        cell_id = f"grpcio_sync_w1-list_stream-steady-c{concurrency}{suffix}-r1"
+        folder = tmp_path / "aws_io" / cell_id
+        folder.mkdir(parents=True)
+        params = {"shape": "steady", "concurrency": concurrency, "latency_profile": latency}
+        cell = {
+            "study": "aws_io",
+            "cell_id": cell_id,
+            "scenario": "list_stream",
+            "implementation": "grpcio_sync_w1",
+            "status": "ok",
+            "params": params,
+            "repeat": 1,
+        }
+        (folder / "cell.json").write_text(json.dumps(cell))
+        stats = {
+            "calls": {"ListObjectsStream": calls},
+            "messages_sent": {"ListObjectsStream": calls * 893},
+        }
+        (folder / "server.log").write_text(f"STATS {json.dumps(stats)}\n")
+        frame += [
+            {**r, "latency_profile": latency}
+            for r in rows(cell_id, "grpcio_sync_w1", "list_stream", {"ok": calls - 5}, concurrency)
+        ]
+    table = aws_io.stream_messages(tmp_path, pd.DataFrame(frame))
+    # The same server, shape, concurrency and repeat twice: the profile tells them apart,
+    # and the direct cells come first (the folders list far c10 first).
+    shown = table[["latency_profile", "concurrency", "server calls (incl. warm-up)"]]
+    assert shown.values.tolist() == [
+        ["none", 2, 28],
+        ["seed_far_s3", 2, 13],
+        ["seed_far_s3", 10, 30],
+    ]
+    assert table.columns[0] == "latency_profile"

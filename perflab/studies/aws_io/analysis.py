@@ -279,7 +279,8 @@ def error_messages(run_dir: str | Path) -> pd.DataFrame:
 
 
 def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """Streaming cells: messages the server sent (its own count) per successful ghz call."""
+    """Streaming cells: messages the server sent (its own count) per successful ghz call,
+    per latency profile ("none" first) and cell, so that no two rows read alike."""
     import pandas as pd
 
     ok = frame[(frame["study"] == STUDY) & (frame["metric"] == "ok")].set_index("cell_id")["value"]
@@ -293,6 +294,7 @@ def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
         ghz_ok = float(ok.get(cell["cell_id"], float("nan")))
         rows.append(
             {
+                "latency_profile": cell["params"].get("latency_profile", "none"),
                 "implementation": cell["implementation"],
                 "shape": cell["params"].get("shape"),
                 "concurrency": cell["params"].get("concurrency"),
@@ -305,7 +307,18 @@ def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
     counted = ["server calls (incl. warm-up)", "messages sent (incl. warm-up)"]
-    return counts_as_integers(pd.DataFrame(rows), [*counted, "ghz OK calls (measured)"])
+    table = pd.DataFrame(rows)
+    if len(table):
+        order = ["latency_profile", "implementation", "shape", "concurrency", "repeat"]
+        table = table.sort_values(order, key=none_first).reset_index(drop=True)
+    return counts_as_integers(table, [*counted, "ghz OK calls (measured)"])
+
+
+def none_first(column: pd.Series) -> pd.Series:
+    """A sort key: latency profile "none" (direct) before the others; other columns as is."""
+    if column.name != "latency_profile":
+        return column
+    return column.map(lambda p: f"{int(p != 'none')}{p}")
 
 
 def measured_regimes(frame: pd.DataFrame) -> str:
