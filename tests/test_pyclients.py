@@ -360,3 +360,29 @@ def test_the_notebook_shows_every_figure_it_saves():
     calls = figure_calls("pyclients.ipynb")
     assert calls, "the notebook makes no figure"
     assert calls == [("show", True)] * len(calls)
+
+
+def test_a_small_ratio_keeps_two_significant_digits_and_a_large_one_two_decimals():
+    from perflab import tables
+
+    data = frame(
+        grpc_aio_seed("request_reply", "time_per_call", [1.49], "ms"),
+        # The seed's 53 936 voluntary switches against 63: 0.0012, which 2 decimals make 0.00.
+        grpc_aio_seed("request_reply", "client_ctx_switches_voluntary", [63.0], "count"),
+        grpc_aio_seed("request_reply", "client_ctx_switches_involuntary", [5913.0], "count"),
+    )
+    table = pc.published_table(pc.published_vs_measured(pc.summarize(data), PUBLISHED))
+    ratios = table.set_index("metric")["ratio"]
+    assert ratios["ctx_switches_voluntary"] == "0.0012"
+    assert ratios["time_per_call"] == "0.50"  # 1.49 / 2.98
+    assert ratios["ctx_switches_involuntary"] == "54.25"  # 5 913 / 109
+    shown = tables.hide_index(table).to_html()
+    assert ">0.0012<" in shown and ">0.00<" not in shown
+    assert [pc.ratio_text(r) for r in (0.05, 0.0996, 0.00038, 0.0, 1234.5)] == [
+        "0.050",
+        "0.10",
+        "0.00038",
+        "0.00",
+        "1,234.50",
+    ]
+    assert pc.ratio_text(float("nan")) != pc.ratio_text(float("nan"))  # NaN stays NaN: "–"
