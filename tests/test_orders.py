@@ -302,3 +302,27 @@ def test_cpu_note_says_what_server_cpu_per_order_shows_either_way():
     assert "does not explain" in od.cpu_per_order_note(od.summarize(same))
     only_unary = cheap_stream[cheap_stream["mode"] == "unary"]
     assert od.cpu_per_order_note(od.summarize(only_unary)) == ""
+
+
+def test_proxy_overhead_note_says_when_noise_exceeds_the_proxys_cost():
+    direct = rows(
+        {
+            ("unary", "tls", 100): {"rtt_p50": 10_000.0, "rtt_p99": 150_694.0},
+            ("unary", "plaintext", 1): {"rtt_p50": 400.0, "rtt_p99": 1_000.0},
+        }
+    )
+    slower = direct.assign(latency_profile="proxy_0ms", value=direct["value"] + 100.0)
+    table = od.proxy_overhead(od.summarize(pd.concat([direct, slower])))
+    assert od.proxy_overhead_note(table) == ""
+    # The far tail of one configuration came out faster through the proxy than direct.
+    faster = slower.copy()
+    tail = (faster["metric"] == "rtt_p99") & (faster["clients"] == 100)
+    faster.loc[tail, "value"] = 44_907.0
+    table = od.proxy_overhead(od.summarize(pd.concat([direct, faster])))
+    note = od.proxy_overhead_note(table)
+    assert note.startswith(
+        "1 of 4 differences are negative (rtt_p50: 0 of 2; rtt_p99: 1 of 2), down to "
+        "-105,787 us (unary tls 100 clients rtt_p99: 150,694 direct, 44,907 through the proxy)."
+    )
+    assert "the noise between runs exceeds the proxy's cost" in note
+    assert od.proxy_overhead_note(od.proxy_overhead(od.summarize(direct))) == ""

@@ -315,9 +315,39 @@ def proxy_overhead(summary: pd.DataFrame) -> pd.DataFrame:
     table = rows.pivot_table(index=keys, columns="latency_profile", values="median")
     if not {"none", "proxy_0ms"} <= set(table.columns):
         return table.iloc[0:0]
-    table["added by the proxy (us)"] = table["proxy_0ms"] - table["none"]
+    table[PROXY_ADDED] = table["proxy_0ms"] - table["none"]
     table = table.rename(columns={"none": "direct (us)", "proxy_0ms": "through the proxy (us)"})
     return table.round(1).reset_index()
+
+
+PROXY_ADDED = "added by the proxy (us)"
+
+
+def proxy_overhead_note(table: pd.DataFrame) -> str:
+    """Under `proxy_overhead`'s table: how many of its differences are negative, per
+    percentile, and the largest; the proxy only adds work to a call, so a negative one is
+    run-to-run noise larger than the proxy's cost there. '' when none is negative."""
+    if table.empty or PROXY_ADDED not in table:
+        return ""
+    negative = table[table[PROXY_ADDED] < 0]
+    if negative.empty:
+        return ""
+    per_metric = "; ".join(
+        f"{metric}: {int((negative['metric'] == metric).sum())} of "
+        f"{int((table['metric'] == metric).sum())}"
+        for metric in sorted(set(table["metric"]))
+    )
+    worst = negative.loc[negative[PROXY_ADDED].idxmin()]
+    where = f"{worst['mode']} {worst['security']} {worst['clients']} clients {worst['metric']}"
+    return (
+        f"{len(negative)} of {len(table)} differences are negative ({per_metric}), down to "
+        f"{worst[PROXY_ADDED]:,.0f} us ({where}: {worst['direct (us)']:,.0f} direct, "
+        f"{worst['through the proxy (us)']:,.0f} through the proxy). The proxy only adds work "
+        "to a call, so these are run-to-run noise: at that percentile, in those "
+        "configurations, the noise between runs exceeds the proxy's cost, so those "
+        "differences are not the proxy's, and a positive one of like size there is no surer "
+        "a measure of it."
+    )
 
 
 def percentile_sentence(summary: pd.DataFrame) -> str:
