@@ -326,3 +326,48 @@ def test_proxy_overhead_note_says_when_noise_exceeds_the_proxys_cost():
     )
     assert "the noise between runs exceeds the proxy's cost" in note
     assert od.proxy_overhead_note(od.proxy_overhead(od.summarize(direct))) == ""
+
+
+def test_cpu_note_names_the_latency_profile_it_is_about_and_those_it_leaves_to_the_table():
+    cells = {
+        ("unary", "plaintext", 1): {"server_cpu_seconds": 0.2, "orders_ok": 1000},
+        ("bidi", "plaintext", 1): {"server_cpu_seconds": 0.1, "orders_ok": 1000},
+    }
+    direct = rows(cells)
+    note = od.cpu_per_order_note(od.summarize(direct))
+    assert note.startswith(
+        "In the cells of latency profile none (direct, no proxy), the server spent a median "
+        "100 us of CPU per order in a lock-step stream and 200 us per unary call"
+    )
+    lan = direct.assign(latency_profile="lan")
+    lan.loc[lan["metric"] == "server_cpu_seconds", "value"] = [0.3, 0.6]
+    both = od.summarize(pd.concat([direct, lan]))
+    # The direct numbers still, and the table's other profile named, not mixed in.
+    note = od.cpu_per_order_note(both)
+    assert note.startswith(
+        "In the cells of latency profile none (direct, no proxy), not those of lan in the "
+        "table above, the server spent a median 100 us"
+    )
+    note = od.cpu_per_order_note(both, "lan")
+    assert note.startswith(
+        "In the cells of latency profile lan (through Toxiproxy, 0.5 ms each way), not those "
+        "of none in the table above, the server spent a median 600 us"
+    )
+
+
+def test_clients_and_cdf_figures_name_their_latency_profile_in_the_title():
+    summary = od.summarize(rows({("unary", "plaintext", 1): {"rtt_p50": 400.0}}))
+    lan = summary.assign(latency_profile="lan", median=summary["median"] * 3)
+    both = pd.concat([summary, lan], ignore_index=True)
+    assert od.latency_vs_clients(both, "rtt_p50")["median"].tolist() == [400.0]
+    assert od.latency_vs_clients(both, "rtt_p50", "lan")["median"].tolist() == [1200.0]
+    assert od.vs_clients_title("rtt_p50") == (
+        "orders: rtt_p50 vs clients\nlatency profile none (direct, no proxy)"
+    )
+    assert od.vs_clients_title("rtt_p50", "proxy_0ms").endswith(
+        "latency profile proxy_0ms (through Toxiproxy, no delay)"
+    )
+    cdfs = od.load_cdfs(FIXTURE)
+    title = od.cdf_figure(cdfs, "rtt", "plaintext").axes[0].get_title()
+    assert title == "Latency CDF per order (rtt, plaintext, repeat 1)\n" + od.profile_words("none")
+    assert od.profile_words("none") == "latency profile none (direct, no proxy)"

@@ -187,18 +187,40 @@ def modes_in(table: pd.DataFrame) -> list[str]:
     return [m for m in MODE_NAMES if m in table.columns]
 
 
-def cpu_per_order_note(summary: pd.DataFrame) -> str:
-    """What the server's CPU per order says about the modes (no added latency): a stream
-    message cheaper, dearer or about the same as a unary call. Empty without both modes."""
-    cpu = summary[
-        (summary["metric"] == "server_cpu_us_per_order") & (summary["latency_profile"] == "none")
-    ]
+def profile_words(profile: str) -> str:
+    """'latency profile none (direct, no proxy)', 'latency profile lan (through Toxiproxy,
+    0.5 ms each way)': a latency profile as a reader needs it named."""
+    from perflab.proxy import PROFILES
+
+    if profile not in PROFILES:
+        return f"latency profile {profile}"
+    one_way_ms = PROFILES[profile]
+    if one_way_ms is None:
+        how = "direct, no proxy"
+    elif one_way_ms == 0:
+        how = "through Toxiproxy, no delay"
+    else:
+        how = f"through Toxiproxy, {one_way_ms:g} ms each way"
+    return f"latency profile {profile} ({how})"
+
+
+def cpu_per_order_note(summary: pd.DataFrame, latency_profile: str = "none") -> str:
+    """What the server's CPU per order says about the modes in the cells of one latency
+    profile (direct by default; the sentence names it, and the other profiles the CPU table
+    shows): a stream message cheaper, dearer or about the same as a unary call. Empty
+    without both modes."""
+    cpu = summary[summary["metric"] == "server_cpu_us_per_order"]
+    others = sorted(set(cpu["latency_profile"]) - {latency_profile})
+    cpu = cpu[cpu["latency_profile"] == latency_profile]
     by_mode = cpu.groupby("mode")["median"].median()
     if not {"unary", "bidi"} <= set(by_mode.index):
         return ""
+    listed = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+    also = f", not those of {listed} in the table above" if others else ""
     note = (
-        f"The server spent a median {by_mode['bidi']:.0f} us of CPU per order in a lock-step"
-        f" stream and {by_mode['unary']:.0f} us per unary call"
+        f"In the cells of {profile_words(latency_profile)}{also}, the server spent a median "
+        f"{by_mode['bidi']:.0f} us of CPU per order in a lock-step stream and "
+        f"{by_mode['unary']:.0f} us per unary call"
     )
     if "bidi_pipelined" in by_mode.index:
         note += f" ({by_mode['bidi_pipelined']:.0f} us when the stream is pipelined)"
@@ -240,14 +262,20 @@ def load_cdfs(run_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cdf_figure(cdfs: pd.DataFrame, latency: str = "rtt", security: str = "plaintext") -> Figure:
-    """Latency CDFs, one line per mode and number of clients (repeat 1, no added latency)."""
+def cdf_figure(
+    cdfs: pd.DataFrame,
+    latency: str = "rtt",
+    security: str = "plaintext",
+    latency_profile: str = "none",
+) -> Figure:
+    """Latency CDFs, one line per mode and number of clients (repeat 1, one latency
+    profile: direct by default), the profile named in the title."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
     shown = cdfs[
         (cdfs["latency"] == latency)
         & (cdfs["security"] == security)
         & (cdfs["repeat"] == 1)
-        & (cdfs["latency_profile"] == "none")
+        & (cdfs["latency_profile"] == latency_profile)
     ]
     for (mode, clients), group in shown.groupby(["mode", "clients"], sort=True):
         group = group.sort_values("quantile")
@@ -257,7 +285,9 @@ def cdf_figure(cdfs: pd.DataFrame, latency: str = "rtt", security: str = "plaint
     ax.set_xscale("log")
     ax.set_xlabel(f"{latency} latency per order (us, log scale)")
     ax.set_ylabel("fraction of orders")
-    ax.set_title(f"Latency CDF per order ({latency}, {security}, repeat 1)")
+    ax.set_title(
+        f"Latency CDF per order ({latency}, {security}, repeat 1)\n{profile_words(latency_profile)}"
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
@@ -288,11 +318,21 @@ def tls_cost(summary: pd.DataFrame) -> pd.DataFrame:
     return table.round(3)
 
 
-def latency_vs_clients(summary: pd.DataFrame, metric: str = "rtt_p50") -> pd.DataFrame:
-    """The summary rows of one metric without added latency, with a mode + security series."""
-    rows = summary[(summary["metric"] == metric) & (summary["latency_profile"] == "none")].copy()
+def latency_vs_clients(
+    summary: pd.DataFrame, metric: str = "rtt_p50", latency_profile: str = "none"
+) -> pd.DataFrame:
+    """The summary rows of one metric in one latency profile (direct by default), with a
+    mode + security series."""
+    rows = summary[
+        (summary["metric"] == metric) & (summary["latency_profile"] == latency_profile)
+    ].copy()
     rows["series"] = rows["mode_name"] + ", " + rows["security"]
     return rows
+
+
+def vs_clients_title(metric: str, latency_profile: str = "none") -> str:
+    """The title of a `latency_vs_clients` figure: the metric and the profile it shows."""
+    return f"orders: {metric} vs clients\n{profile_words(latency_profile)}"
 
 
 def profile_table(summary: pd.DataFrame) -> pd.DataFrame:
