@@ -140,3 +140,27 @@ def test_cli_compares_a_run_against_a_second_one_and_refuses_a_missing_folder(tm
     assert f"0 {OPPOSITE}." in table and f"0 {UNDECIDED}" in table
     assert main(["verdicts", "--run-dir", run, "--against", str(tmp_path / "gone")]) == 2
     assert "perflab verdicts:" in capsys.readouterr().err
+
+
+def test_only_clopper_pearson_may_be_labelled_95_percent():
+    from tests.conftest import overclaimed_intervals
+
+    fails = judge(
+        claim(
+            study="hello",
+            kind="error_rate",
+            metric="errors",
+            denominator=None,
+            pair_by=[],
+            direction="less",
+            threshold=0.05,
+        ),
+        AHEAD.assign(metric="count"),
+    )
+    page = index_html(Replication("run-a", [fails, judge(claim(), AHEAD)]), {})
+    assert "95% exact Clopper-Pearson interval" in page
+    assert overclaimed_intervals(page) == []
+    assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
+        "95%",
+        "bootstrap",
+    ]
