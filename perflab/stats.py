@@ -251,9 +251,15 @@ def ranking_by_group(table: pd.DataFrame, group: str, label: str) -> pd.DataFram
 TAIL_SAMPLES = 10
 
 
+def samples_needed(fraction: float) -> int:
+    """The fewest values whose `fraction` percentile has TAIL_SAMPLES values beyond it
+    (p99: 1 000, p99.9: 10 000)."""
+    return math.ceil(TAIL_SAMPLES / (1 - fraction) - 1e-9)
+
+
 def percentile_supported(fraction: float, samples: float) -> bool:
-    """Whether `samples` values support their `fraction` percentile (p99.9: 10 000)."""
-    return samples == samples and samples * (1 - fraction) >= TAIL_SAMPLES - 1e-9
+    """Whether `samples` values support their `fraction` percentile (`samples_needed`)."""
+    return samples == samples and samples >= samples_needed(fraction)
 
 
 def percentile_note(samples: float) -> str:
@@ -264,7 +270,7 @@ def percentile_note(samples: float) -> str:
     hidden = [name for name in ("p99", "p99.9") if name not in shown]
     if not hidden:
         return ""
-    need = {"p99": 1_000, "p99.9": 10_000}
+    need = {"p99": samples_needed(0.99), "p99.9": samples_needed(0.999)}
     return (
         f"Percentiles need at least {TAIL_SAMPLES} samples beyond them: "
         + ", ".join(f"{h} ({need[h]:,} samples)" for h in hidden)

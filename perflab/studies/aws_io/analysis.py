@@ -41,7 +41,6 @@ SEED_ROWS = [
     ("latency_mean", "ms"),
     ("rps", "req/s"),
 ]
-COUNT_METRICS = {"count", "ok"}
 SEED_DIGITS = 2
 # The seed's ghz ran its default, one HTTP/2 connection: its tables answer those cells.
 SEED_CONNECTIONS = 1
@@ -473,14 +472,13 @@ LATENCY_KEYS = ["scenario", "shape", "latency_profile", "implementation", "concu
 
 def calls_needed(fraction: float) -> int:
     """Successful calls a cell needs for its `fraction` latency percentile to be shown:
-    MEDIAN_CALLS for the median (or a lower one); for a tail percentile
-    `stats.TAIL_SAMPLES` calls beyond it, as `stats.percentile_supported` asks on every
-    page (p99: 1,000)."""
-    from perflab.stats import TAIL_SAMPLES
+    MEDIAN_CALLS for the median (or a lower one); for a tail percentile what
+    `stats.samples_needed` asks on every page (p99: 1,000)."""
+    from perflab.stats import samples_needed
 
     if fraction <= 0.5:
         return MEDIAN_CALLS
-    return max(MEDIAN_CALLS, round(TAIL_SAMPLES / (1 - fraction)))
+    return max(MEDIAN_CALLS, samples_needed(fraction))
 
 
 def why_left_out(name: str, fraction: float) -> str:
