@@ -8,10 +8,10 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from perflab.cell import CellSpec
-from perflab.impls import HostPaths, discover
-from perflab.runid import validate_run_id
-from perflab.runner import now_iso
+from perflab.contract.cell import CellSpec
+from perflab.contract.runid import validate_run_id
+from perflab.host.impls import HostPaths, discover
+from perflab.host.runner import now_iso
 
 
 def host_paths(args: argparse.Namespace) -> HostPaths:
@@ -24,7 +24,7 @@ def log_progress(path: Path, line: str) -> None:
 
 
 def cmd_cell(args: argparse.Namespace) -> int:
-    from perflab.runner import CellRunner
+    from perflab.host.runner import CellRunner
 
     raw = sys.stdin.read() if args.spec == "-" else args.spec
     try:
@@ -63,7 +63,7 @@ def cmd_cell(args: argparse.Namespace) -> int:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from perflab.agent import serve
+    from perflab.host.agent import serve
 
     services_home = Path(args.services_home).expanduser() if args.services_home else None
     serve(
@@ -73,7 +73,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from perflab.matrix import MatrixError, expand
+    from perflab.contract.matrix import MatrixError, expand
 
     config = json.loads(Path(args.matrix).read_text()) if args.matrix else json.load(sys.stdin)
     known = set(discover(Path(args.src) / "servers"))
@@ -94,7 +94,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from perflab.manifest import host_facts
+    from perflab.host.manifest import host_facts
 
     facts = host_facts(host_paths(args))
     out = Path(args.out)
@@ -112,7 +112,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from perflab.manifest import write_manifest
+    from perflab.host.manifest import write_manifest
 
     write_manifest(Path(args.run_dir), args.profile, args.topology, Path(args.repo), args.start)
     return 0
@@ -133,7 +133,7 @@ def refused_run_dir(command: str, run_dir: str) -> bool:
 def cmd_report(args: argparse.Namespace) -> int:
     if refused_run_dir("report", args.run_dir):
         return 2
-    from perflab.report import render_run
+    from perflab.analysis.report import render_run
 
     for page in render_run(
         Path(args.run_dir), Path(args.reference), Path(args.out), Path(args.notebooks)
@@ -149,7 +149,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
         return 2
-    from perflab.replication import comparison_table, markdown_table, replicate
+    from perflab.analysis.replication import comparison_table, markdown_table, replicate
 
     if args.against is None:
         print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
@@ -160,7 +160,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
 
 def run_id_arg(value: str) -> str:
-    """argparse's type for a run id: its refusal is perflab.runid's one line."""
+    """argparse's type for a run id: its refusal is perflab.contract.runid's one line."""
     try:
         return validate_run_id(value)
     except ValueError as exc:
@@ -201,7 +201,7 @@ def parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--services-home",
         default="",
-        help="home of this host's perflab.services definitions (default: --home)",
+        help="home of this host's perflab.host.services definitions (default: --home)",
     )
     agent.set_defaults(func=cmd_agent)
 

@@ -1,5 +1,5 @@
 """What a run may be asked for, checked before anything is created or installed: the run id
-(perflab.runid), the studies, the profile, and for a re-render the run folder. Each refusal
+(perflab.contract.runid), the studies, the profile, and for a re-render the run folder. Each refusal
 is one line naming the value and what is accepted.
 
 `make run` and `make report` call this with the system Python before the venv exists, so it
@@ -15,12 +15,9 @@ import os
 import sys
 from pathlib import Path
 
-from perflab.runid import validate_run_id
+from perflab.contract.runid import RUN_PROFILES, validate_run_id
 
 REPO = Path(__file__).resolve().parents[1]
-# The profiles every study's matrix has (perflab.matrix takes them from here: this module
-# runs with the system Python before the venv exists, so it must stay standard library).
-PROFILES = ("smoke", "quick", "full")
 
 
 def known_studies(repo: Path = REPO) -> list[str]:
@@ -37,8 +34,10 @@ def check_run_args(run_id: str, profile: str, studies: list[str]) -> None:
     (the run names itself)."""
     if run_id:
         validate_run_id(run_id)
-    if profile not in PROFILES:
-        raise ValueError(f"profile {profile!r} refused: known profiles are {', '.join(PROFILES)}")
+    if profile not in RUN_PROFILES:
+        raise ValueError(
+            f"profile {profile!r} refused: known profiles are {', '.join(RUN_PROFILES)}"
+        )
     known = known_studies()
     unknown = [study for study in studies if study not in known]
     if unknown:
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir.add_argument("path")
     args = top.parse_args(argv)
     if args.command == "known":
-        print(json.dumps({"studies": known_studies(), "profiles": list(PROFILES)}))
+        print(json.dumps({"studies": known_studies(), "profiles": list(RUN_PROFILES)}))
         return 0
     try:
         if args.command == "run":

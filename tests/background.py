@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from perflab.net import port_open
-from perflab.procs import log_tail
+from perflab.host.net import port_open
+from perflab.host.procs import log_tail
 
 
 class NotListening(RuntimeError):

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perflab.impls import HostPaths
+from perflab.host.impls import HostPaths
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP_VARS = REPO / "inventory" / "group_vars" / "all"
-# Fixtures that start servers and the agent through perflab.launch.
+# Fixtures that start servers and the agent through perflab.host.launch.
 pytest_plugins = ("tests.fixtures_live",)
 
 

@@ -1,7 +1,7 @@
 """Fixtures of the live tests (registered by conftest.py's pytest_plugins): servers and the
-server agent started the way perflab starts them, through perflab.launch.
+server agent started the way perflab starts them, through perflab.host.launch.
 
-Live tests start an implementation with `perflab.launch.serving(impl, paths, log, ...)`
+Live tests start an implementation with `perflab.host.launch.serving(impl, paths, log, ...)`
 (its impl.toml command and options, READY awaited, SIGTERM at the end); the agent fixture
 below starts a real `perflab agent` with a token, as roles/server_agent does.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.impls import HostPaths
-from perflab.launch import ServerProcess
-from perflab.net import free_port
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.host.impls import HostPaths
+from perflab.host.launch import ServerProcess
+from perflab.host.net import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 # The first ghz every host has (roles/ghz installs each of the one list in group_vars).

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-import perflab
-from perflab.agent_client import AgentError, call
-from perflab.cell import CellSpec
-from perflab.net import free_port, port_open
-from perflab.runner import CellRunner
+from perflab.analysis import frames
+from perflab.contract.cell import CellSpec
+from perflab.host.agent_client import AgentError, call
+from perflab.host.net import free_port, port_open
+from perflab.host.runner import CellRunner
 from tests.conftest import GROUP_VARS, REPO, study_vars
 from tests.fixtures_live import AgentHandle, hello_cell, write_token
 
@@ -65,7 +65,7 @@ def test_agent_serves_a_cell_whose_folder_matches_a_local_one(agent, host_paths,
     server_phases = {row["phase"] for row in rows if row["role"] == "server"}
     # The agent's samples landed on the runner's timeline, labelled with its phases.
     assert "measure" in server_phases
-    metrics = perflab.load(tmp_path / "t").set_index("metric")["value"]
+    metrics = frames.read_run(tmp_path / "t").set_index("metric")["value"]
     assert metrics["ok"] > 50 and metrics["errors"] == 0
     assert metrics["server_cpu_seconds"] > 0
     # The record says where the server really listened (the agent chose the port), and the

@@ -1,4 +1,4 @@
-"""What the server agent accepts (perflab.agent_policy), without starting it: every cell the
+"""What the server agent accepts (perflab.host.agent_policy), without starting it: every cell the
 matrices make passes, each kind of hostile value is refused naming what is wrong, and a
 request without this run's token is turned away before anything else is looked at."""
 
@@ -9,10 +9,11 @@ import json
 import pytest
 import yaml
 
-from perflab.agent import Agent, Unauthorized
-from perflab.agent_policy import ALLOWED_SERVER_ENV, Refused, check_request
-from perflab.impls import HostPaths, discover
-from perflab.matrix import PROFILES, expand
+from perflab.contract.matrix import expand
+from perflab.contract.runid import RUN_PROFILES
+from perflab.host.agent import Agent, Unauthorized
+from perflab.host.agent_policy import ALLOWED_SERVER_ENV, Refused, check_request
+from perflab.host.impls import HostPaths, discover
 from tests.conftest import GROUP_VARS, REPO, study_vars
 
 IMPLS = discover(REPO / "servers")
@@ -30,7 +31,7 @@ def request_for(spec_json: str) -> dict:
     return {"spec": spec, "server_cpus": [], "pin": False}
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", RUN_PROFILES)
 @pytest.mark.parametrize("study", STUDIES)
 def test_every_cell_the_matrices_make_is_accepted(study, profile):
     matrix, profiles = study_vars(study)

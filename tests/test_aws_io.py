@@ -1,4 +1,4 @@
-"""aws_io study (seed 000, S3 + MongoDB): its matrix, perflab.services, and the analysis."""
+"""aws_io study (seed 000, S3 + MongoDB): its matrix, perflab.host.services, and the analysis."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import time
 import pandas as pd
 import pytest
 
-from perflab import services
-from perflab.matrix import MatrixError, expand
-from perflab.net import free_port
-from perflab.parsers import parse_resources
+from perflab.contract.matrix import MatrixError, expand
+from perflab.contract.parsers import parse_resources
+from perflab.host import services
+from perflab.host.net import free_port
 from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, study_vars
 
@@ -27,7 +27,7 @@ def cells(profile: str, **changes):
 
 
 def test_matrix_names_only_existing_folders_and_options():
-    from perflab.impls import discover
+    from perflab.host.impls import discover
 
     matrix, _ = study_vars("aws_io")
     impls = discover(REPO / "servers")
@@ -389,11 +389,11 @@ def test_seed_table_shows_calls_as_whole_numbers_and_the_rest_with_decimals():
 
 
 def test_stream_messages_count_calls_and_messages_in_whole_numbers():
-    from perflab import tables
-    from perflab.load import load
+    from perflab.analysis import tables
+    from perflab.analysis.frames import read_run
 
     fixture = REPO / "tests" / "data" / "runs" / "aws_io_fixture"
-    streams = aws_io.stream_messages(fixture, load(fixture))
+    streams = aws_io.stream_messages(fixture, read_run(fixture))
     shown = tables.hide_index(streams).to_html()
     ok = streams["ghz OK calls (measured)"].tolist()
     assert ok and all(isinstance(n, int) for n in ok)
@@ -423,7 +423,7 @@ def test_measured_regimes_lists_each_latency_profile_with_its_own_sizes():
 
 
 def test_seed_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
-    from perflab import tables
+    from perflab.analysis import tables
 
     metrics = {"count": 200.0, "ok": 200.0, "rps": 4.25}
     bound = [{**r, "status": "bound"} for r in rows("a", "grpclib_uvloop", "list_stream", metrics)]
@@ -472,7 +472,7 @@ def test_latency_p50_keeps_every_repeat_of_ten_calls_or_more():
 
 
 def test_latency_p99_is_left_out_below_its_calls_naming_configurations_and_repeats():
-    from perflab.stats import interval_sentence
+    from perflab.analysis.stats import interval_sentence
 
     few = far_repeats("grpcio_sync_w1", [61, 40, 50], [600.0, 610.0, 620.0])
     summary, note = aws_io.latency_summary(pd.DataFrame(few), "p99")

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from perflab import services
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.impls import discover
-from perflab.launch import server_env, serving
-from perflab.load import load
-from perflab.net import free_port
-from perflab.parsers import read_raw_text
-from perflab.runner import CellRunner
+from perflab.analysis.frames import read_run
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.parsers import read_raw_text
+from perflab.host import services
+from perflab.host.impls import discover
+from perflab.host.launch import server_env, serving
+from perflab.host.net import free_port
+from perflab.host.runner import CellRunner
 from tests.conftest import REPO, study_vars
 
 # Every test here starts S3, MongoDB, servers or ansible-playbook.
@@ -59,7 +59,7 @@ print(json.dumps({
 DEPENDENCIES = """
 import json, os, sys
 sys.path.insert(0, sys.argv[4])
-from perflab.objstore import apply_env_file, list_keys, s3_client
+from perflab.studies.aws_io.objstore import apply_env_file, list_keys, s3_client
 import pymongo
 endpoint, bucket, mongo_uri = sys.argv[1:4]
 apply_env_file(os.path.expanduser("~/.perflab/aws_io/client.env"))
@@ -166,7 +166,7 @@ def test_check_refuses_naming_the_endpoint_that_does_not_answer(deps):
     argv = [
         str(deps.python),
         "-m",
-        "perflab.objstore",
+        "perflab.studies.aws_io.objstore",
         "check",
         f"--endpoint=http://127.0.0.1:{closed}",
         f"--bucket={ENDPOINTS['bucket']}",
@@ -260,7 +260,7 @@ def test_a_dependency_killed_mid_cell_is_recorded_and_the_next_cell_runs(
     # The next cell restarted the dependency first, said so, and measured normally.
     assert after.status == "ok", after.error
     assert any(f"dependency {dependency} " in n and "restarted" in n for n in after.notes)
-    frame = load(tmp_path / "fault")
+    frame = read_run(tmp_path / "fault")
     rows = frame.set_index(["cell_id", "metric"])["value"]
     assert rows[("killed", "failed")] == 1
     assert rows[("killed", "errors_Unavailable")] > 0
@@ -306,7 +306,7 @@ def test_playbook_refuses_before_any_cell_when_s3_is_unreachable(deps, tmp_path)
 
 
 def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_path):
-    from perflab.matrix import expand
+    from perflab.contract.matrix import expand
 
     matrix, profiles = study_vars("aws_io")
     matrix.update(
@@ -330,7 +330,7 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
     argv = json.loads((folder / "server.argv.json").read_text())
     assert f"http://{proxies['s3_endpoint']['listen']}" in argv
     # One S3 listing and one insert_many per call: at least two 20 ms round trips each.
-    rows = load(tmp_path / "latency").set_index("metric")["value"]
+    rows = read_run(tmp_path / "latency").set_index("metric")["value"]
     assert rows["latency_fastest"] >= 40.0
     assert rows["errors"] == 0
 
@@ -338,7 +338,7 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
 def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, agent, tmp_path):
     """Multi-host topologies: S3, MongoDB and their latency proxies sit beside the server,
     so the server's agent starts and samples them, and the cell folder shows it all."""
-    from perflab.matrix import expand
+    from perflab.contract.matrix import expand
 
     matrix, profiles = study_vars("aws_io")
     matrix.update(
@@ -370,5 +370,5 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, 
     with (folder / "resources.csv").open() as handle:
         measured = {row["role"] for row in csv.DictReader(handle) if row["phase"] == "measure"}
     assert {"server", "dependency_s3", "dependency_mongo"} <= measured
-    rows = load(tmp_path / "remote").set_index("metric")["value"]
+    rows = read_run(tmp_path / "remote").set_index("metric")["value"]
     assert rows["latency_fastest"] >= 40.0 and rows["errors"] == 0

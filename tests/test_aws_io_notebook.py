@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.load import load, load_cells
-from perflab.report import render
+from perflab.analysis.frames import read_cells, read_run
+from perflab.analysis.report import render
 from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, overclaimed_intervals
 
@@ -13,10 +13,10 @@ FIXTURE = REPO / "tests" / "data" / "runs" / "aws_io_fixture"
 
 
 def test_fixture_is_a_complete_smoke_run_with_dependency_samples():
-    frame = load(FIXTURE)
+    frame = read_run(FIXTURE)
     assert set(frame["study"]) == {"aws_io"}
     assert "failed" not in set(frame["metric"])
-    cells = load_cells(FIXTURE)
+    cells = read_cells(FIXTURE)
     assert sorted(zip(cells["implementation"], cells["scenario"], strict=True)) == sorted(
         (i, s) for i in aws_io.IMPLEMENTATIONS for s in aws_io.SCENARIOS
     )
@@ -39,7 +39,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     html = render(REPO / "notebooks" / "aws_io.ipynb", tmp_path, params, "aws_io")
     page = html.read_text()
     assert "Traceback" not in page
-    answer = aws_io.unavailable_answer(aws_io.error_messages(FIXTURE), load(FIXTURE))
+    answer = aws_io.unavailable_answer(aws_io.error_messages(FIXTURE), read_run(FIXTURE))
     assert answer.split(".")[0].strip("*") in page
     assert "aws api stream (ListObjectsStream), concurrency 10" in page
     assert (tmp_path / "figures" / "aws_io_rps_steady_none.png").is_file()  # a panel per scenario

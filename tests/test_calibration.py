@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from perflab.parsers import parse_ghz, read_raw_text
+from perflab.contract.parsers import parse_ghz, read_raw_text
 from perflab.studies.calibration.ceiling import calibrate, write_calibration
 from tests.conftest import REPO
 

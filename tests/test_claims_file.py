@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perflab.claims import ANY_TOPOLOGY, DIRECTIONS, KINDS, Claim, Selector, load_claims
+from perflab.analysis.claims import ANY_TOPOLOGY, DIRECTIONS, KINDS, Claim, Selector, read_claims
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "reference"
@@ -35,7 +35,7 @@ MIN_CLAIMS = 25
 
 @cache
 def claims() -> tuple[Claim, ...]:
-    return tuple(load_claims(CLAIMS_FILE))
+    return tuple(read_claims(CLAIMS_FILE))
 
 
 @cache
@@ -100,10 +100,10 @@ def param_names(claim: Claim) -> set[str]:
 
 @cache
 def run_metrics(topology: str, study: str) -> frozenset[str]:
-    """The metric names perflab.load gives that study in the committed reference run."""
-    from perflab.load import load
+    """The metric names perflab.analysis.frames gives that study in the committed reference run."""
+    from perflab.analysis.frames import read_run
 
-    frame = load(RUNS[topology])
+    frame = read_run(RUNS[topology])
     return frozenset(frame.loc[frame["study"] == study, "metric"].unique())
 
 
@@ -176,7 +176,7 @@ def test_every_parameter_and_pair_by_is_a_parameter_of_the_study():
 
 
 def test_every_metric_is_loaded_or_described():
-    """A metric is one perflab.load gives the study in its reference run, an error count
+    """A metric is one perflab.analysis.frames gives the study in its reference run, an error count
     (ghz writes errors_<code> only for codes it saw), or a derived one with a metric_note."""
     unknown = []
     for claim in claims():

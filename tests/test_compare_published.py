@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from perflab import stats
+from perflab.analysis import stats
 
 
 def summary(rows: list[tuple[str, str, float]]) -> pd.DataFrame:

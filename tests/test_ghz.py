@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from perflab.cell import LoadSpec
-from perflab.ghz import ghz_argv
+from perflab.contract.cell import LoadSpec
+from perflab.host.ghz import ghz_argv
 from tests.conftest import GROUP_VARS, REPO, study_vars
 
 ONE_SOURCE = "{{ perflab_ghz_versions }}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import perflab
+from perflab.analysis import frames
 from perflab.studies.hello import analysis as hello
 from tests.conftest import REPO
 
@@ -15,7 +15,7 @@ REFERENCE = REPO / "data" / "reference"
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    return perflab.load(FIXTURE)
+    return frames.read_run(FIXTURE)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def servers(frame) -> set[str]:
 
 @pytest.fixture(scope="module")
 def published() -> pd.DataFrame:
-    return perflab.load_reference(REFERENCE, hello.STUDY)
+    return frames.read_reference(REFERENCE, hello.STUDY)
 
 
 def as_seed_shape(frame: pd.DataFrame) -> pd.DataFrame:
@@ -103,14 +103,14 @@ def test_ranking_compares_the_orders_per_concurrency(frame, published):
 
 
 def test_load_generator_note_names_the_calibrated_ghz():
-    manifest = perflab.load_manifest(FIXTURE)
+    manifest = frames.read_manifest(FIXTURE)
     note = hello.load_generator_note(manifest)
     assert f"ghz {manifest['calibration']['ghz_version']}" in note
     assert manifest["run_id"] in note
 
 
 def test_a_cell_faster_than_the_calibration_raises_the_ceiling():
-    from perflab.bounds import effective_ceiling
+    from perflab.contract.bounds import effective_ceiling
 
     rates = {
         "hello/cpp-c50-r1": ("0.93.0", 54_000.0),
@@ -140,7 +140,7 @@ def rate_rows(medians: dict[tuple[str, int], float], bound: tuple = ()) -> pd.Da
 
 
 def test_bound_sentence_lists_what_the_tables_mark_and_names_where_the_ceiling_differs():
-    from perflab.bounds import effective_ceiling
+    from perflab.contract.bounds import effective_ceiling
 
     medians = {("cpp", 50): 54_000.0, ("cpp", 10): 36_000.0, ("go", 50): 40_000.0}
     raised = effective_ceiling("0.93.0", 50_000.0, {"hello/cpp": ("0.93.0", 54_000.0)})
@@ -174,7 +174,7 @@ def test_the_fixture_runs_ghz_rates_carry_each_cells_version(frame):
     calibration = {k for k in rates if k.startswith("calibration/")}
     assert calibration and len(versions) >= 1
     assert any(k.startswith("hello/") for k in rates)
-    ceiling = hello.run_ceiling(perflab.load_manifest(FIXTURE), frame, FIXTURE)
+    ceiling = hello.run_ceiling(frames.read_manifest(FIXTURE), frame, FIXTURE)
     assert ceiling is not None and ceiling.effective_rps >= ceiling.calibrated_rps
 
 
@@ -197,7 +197,7 @@ def repeats(scenario: str, server: str, metric: str, n: int) -> list[dict]:
 
 
 def test_interval_sentence_describes_the_metrics_the_tables_show():
-    from perflab.stats import interval_sentence
+    from perflab.analysis.stats import interval_sentence
 
     rows = [
         *repeats("steady", "go", "rps", 3),

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import perflab
-from perflab.impls import discover
-from perflab.launch import server_env, serving
-from perflab.runner import CellRunner
+from perflab.analysis import frames
+from perflab.host.impls import discover
+from perflab.host.launch import server_env, serving
+from perflab.host.runner import CellRunner
 from tests.conftest import REPO, study_vars
 from tests.fixtures_live import hello_cell
 
@@ -64,7 +64,7 @@ def test_server_serves_a_real_ghz_cell(name, host_paths, tmp_path):
     assert record.status == "ok", record.error
     cell_dir = tmp_path / "t" / "hello" / spec.cell_id
     assert (cell_dir / "ghz.json.gz").is_file()
-    metrics = perflab.load(tmp_path / "t").set_index("metric")["value"]
+    metrics = frames.read_run(tmp_path / "t").set_index("metric")["value"]
     assert metrics["ok"] > 50
     assert metrics["errors"] == 0
     assert metrics["server_cpu_seconds"] > 0

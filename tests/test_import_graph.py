@@ -1,5 +1,8 @@
 """No import circle in perflab: the graph of every `import perflab...` (module level or
-inside a function) between its modules is acyclic, and the agent never reaches the runner."""
+inside a function) between its modules is acyclic, the agent never reaches the runner, and
+the three layers keep to their places: `perflab.contract` imports neither `perflab.host` nor
+`perflab.analysis`, `perflab.host` never imports `perflab.analysis`, and a study's matrix
+(imported by the host) stays at contract level."""
 
 from __future__ import annotations
 
@@ -66,7 +69,54 @@ def test_perflab_has_no_import_circle():
 
 def test_the_agent_depends_on_launch_never_on_the_runner():
     edges = graph()
-    assert "perflab.launch" in reachable(edges, "perflab.agent")
-    assert "perflab.runner" not in reachable(edges, "perflab.agent")
-    assert "perflab.agent" not in reachable(edges, "perflab.runner")
-    assert "perflab.agent_client" in edges["perflab.runner"]
+    assert "perflab.host.launch" in reachable(edges, "perflab.host.agent")
+    assert "perflab.host.runner" not in reachable(edges, "perflab.host.agent")
+    assert "perflab.host.agent" not in reachable(edges, "perflab.host.runner")
+    assert "perflab.host.agent_client" in edges["perflab.host.runner"]
+
+
+LAYER_RULES = {
+    # prefix of an importing module -> prefixes it must never import
+    "perflab.contract": ("perflab.host", "perflab.analysis", "perflab.studies", "perflab.cli"),
+    "perflab.host": ("perflab.analysis", "perflab.cli"),
+    "perflab.analysis": ("perflab.host", "perflab.cli"),
+}
+
+
+def layer_rule(module: str) -> tuple[str, ...]:
+    if module.startswith("perflab.studies.") and module.endswith(".matrix"):
+        return ("perflab.host", "perflab.analysis", "perflab.cli")
+    for prefix, forbidden in LAYER_RULES.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return forbidden
+    return ()
+
+
+def crossings(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        for target in reachable(edges, module) | targets
+        if any(target == p or target.startswith(p + ".") for p in layer_rule(module))
+    )
+
+
+def test_layers_import_only_downwards():
+    edges = graph()
+    assert {"perflab.host.runner", "perflab.contract.cell", "perflab.analysis.frames"} <= set(edges)
+    assert crossings(edges) == []
+
+
+def test_the_layer_check_catches_a_crossing():
+    # The same check on a graph with one bad arrow, direct or through a third module.
+    edges = {
+        "perflab.contract.cell": {"perflab.contract.params"},
+        "perflab.contract.params": {"perflab.analysis.stats"},
+        "perflab.host.runner": {"perflab.contract.cell"},
+        "perflab.analysis.stats": set(),
+    }
+    assert crossings(edges) == [
+        "perflab.contract.cell -> perflab.analysis.stats",
+        "perflab.contract.params -> perflab.analysis.stats",
+        "perflab.host.runner -> perflab.analysis.stats",
+    ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from perflab.cell import CellRecord
-from perflab.manifest import build_manifest
+from perflab.contract.cell import CellRecord
+from perflab.host.manifest import build_manifest
 
 COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "git_sha": "bbb"}
 

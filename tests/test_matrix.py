@@ -1,7 +1,7 @@
 import pytest
 
-from perflab.impls import discover
-from perflab.matrix import MatrixError, expand
+from perflab.contract.matrix import MatrixError, expand
+from perflab.host.impls import discover
 from tests.conftest import REPO, study_vars
 
 KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello", "go/hello"}

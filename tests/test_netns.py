@@ -180,8 +180,8 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
 
 
 def assert_orders_cross_the_veth() -> None:
-    from perflab.impls import HostPaths, command_argv, discover
-    from perflab.launch import launch_server, server_env
+    from perflab.host.impls import HostPaths, command_argv, discover
+    from perflab.host.launch import launch_server, server_env
 
     paths = HostPaths(home=HOME, src=REPO)
     impls = discover(REPO / "servers")

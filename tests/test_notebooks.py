@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.report import render_run
+from perflab.analysis.report import render_run
 from tests.conftest import REPO
 
 # papermill starts a kernel for every render.

@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from perflab.load import load, load_reference
-from perflab.matrix import MatrixError, expand
-from perflab.report import render
+from perflab.analysis.frames import read_reference, read_run
+from perflab.analysis.report import render
+from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.orders import analysis as od
 from tests.conftest import REPO, overclaimed_intervals, study_vars
 
@@ -27,7 +27,7 @@ def cells(profile: str, **changes):
 
 
 def test_matrix_names_existing_folders_and_options_they_take():
-    from perflab.impls import discover
+    from perflab.host.impls import discover
 
     impls = discover(REPO / "servers")
     matrix, _ = study_vars("orders")
@@ -90,7 +90,7 @@ def test_tls_dir_and_latency_profiles_reach_the_cells():
 
 
 def test_netns_cells_are_named_for_their_topology():
-    # Where the server runs is the runner's business (perflab.agent on the servers host);
+    # Where the server runs is the runner's business (perflab.host.agent on the servers host);
     # the cells only carry the topology, so localhost and netns rows sit apart in the data.
     for cell in cells("smoke", topology="netns"):
         assert cell.scenario.startswith("netns_") and cell.params["topology"] == "netns"
@@ -118,7 +118,7 @@ def test_bad_values_are_refused_naming_the_key(changes, key):
 
 
 def rows(values: dict[tuple[str, str, int], dict[str, float]]) -> pd.DataFrame:
-    """A load()-shaped frame: (mode, security, clients) -> {metric: value}, one repeat."""
+    """A read_run()-shaped frame: (mode, security, clients) -> {metric: value}, one repeat."""
     out = []
     for (mode, security, clients), metrics in values.items():
         for metric, value in metrics.items():
@@ -221,7 +221,7 @@ def test_failed_cells_and_other_studies_are_left_out():
 
 
 def test_published_runs_are_per_1000_orders():
-    runs = od.published_runs(load_reference(REFERENCE, "orders")).set_index(
+    runs = od.published_runs(read_reference(REFERENCE, "orders")).set_index(
         ["scenario", "clients", "orders"]
     )
     assert runs.loc[("localhost_unary", 1000, 100000), "per_1000_orders_s"] == pytest.approx(
@@ -230,7 +230,7 @@ def test_published_runs_are_per_1000_orders():
     assert runs.loc[("localhost_bidi", 10000, 1000), "runs"] == 13
     # The 100 000-client log counts once, at the furthest point the seed showed.
     assert runs.loc[("localhost_unary", 100000, 10000), "elapsed_s"] == pytest.approx(2.6195)
-    assert od.published_claims(load_reference(REFERENCE, "orders")) == {
+    assert od.published_claims(read_reference(REFERENCE, "orders")) == {
         "unary": 0.25,
         "bidi": 0.6,
         "claim_slowdown_vs_unary": 2.0,
@@ -238,7 +238,7 @@ def test_published_runs_are_per_1000_orders():
 
 
 def test_fixture_run_is_a_real_smoke_run_with_every_order_answered():
-    frame = load(FIXTURE)
+    frame = read_run(FIXTURE)
     assert set(frame["study"]) == {"orders"} and "failed" not in set(frame["metric"])
     ok = frame[frame["metric"] == "orders_ok"]
     assert (ok["value"] == ok["orders"]).all()

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from perflab.impls import HostPaths, command_argv, discover
-from perflab.launch import server_env, serving
-from perflab.net import free_port
+from perflab.host.impls import HostPaths, command_argv, discover
+from perflab.host.launch import server_env, serving
+from perflab.host.net import free_port
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live

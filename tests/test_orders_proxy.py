@@ -1,4 +1,4 @@
-"""Latency profiles through Toxiproxy (perflab/proxy.py): the delay asked is the delay
+"""Latency profiles through Toxiproxy (perflab/host/proxy.py): the delay asked is the delay
 applied (sub-millisecond rounded up, and said so), the orders client goes through the
 proxy it starts and stops it, and a missing binary is an error naming it."""
 
@@ -11,14 +11,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from perflab.impls import command_argv
-from perflab.launch import server_env, serving
-from perflab.proxy import PROFILES, LatencyProxy, ProxyError, applied_delay_ms
+from perflab.contract.latency import LATENCY_PROFILES
+from perflab.host.impls import command_argv
+from perflab.host.launch import server_env, serving
+from perflab.host.proxy import LatencyProxy, ProxyError, applied_delay_ms
 from tests.test_orders_live import IMPLS
 
 
 def test_profiles_are_the_issue_s_one_way_delays():
-    assert PROFILES == {
+    assert LATENCY_PROFILES == {
         "none": None,
         "proxy_0ms": 0.0,
         "lan": 0.5,

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-import perflab
-from perflab.ghz import thin_details
-from perflab.parsers import (
+from perflab.analysis import frames
+from perflab.contract.parsers import (
     MalformedRawFile,
     parse_ghz,
     parse_resources,
     parse_time_v,
     read_raw_text,
 )
+from perflab.host.ghz import thin_details
 
 DATA = Path(__file__).parent / "data"
 
@@ -159,7 +159,7 @@ def copy_run(tmp_path: Path) -> Path:
 
 
 def test_load_gives_tidy_rows_with_units(tmp_path):
-    frame = perflab.load(copy_run(tmp_path))
+    frame = frames.read_run(copy_run(tmp_path))
     assert {
         "run_id",
         "study",
@@ -180,7 +180,7 @@ def test_load_gives_tidy_rows_with_units(tmp_path):
 def test_whole_number_parameters_stay_integers_beside_gaps():
     import pandas as pd
 
-    from perflab.load import whole_numbers_as_int
+    from perflab.analysis.frames import whole_numbers_as_int
 
     mixed = whole_numbers_as_int(pd.Series([2.0, 50.0, float("nan")]))
     assert str(mixed.dtype) == "Int64" and mixed.tolist()[:2] == [2, 50]
@@ -196,7 +196,7 @@ def test_load_names_a_missing_raw_file(tmp_path):
     victim = next(run.glob("hello/*/ghz.json.gz"))
     victim.unlink()
     with pytest.raises(MalformedRawFile, match=f"{victim.parent.name}/ghz.json: missing"):
-        perflab.load(run)
+        frames.read_run(run)
 
 
 def test_load_names_a_malformed_raw_file(tmp_path):
@@ -204,4 +204,4 @@ def test_load_names_a_malformed_raw_file(tmp_path):
     victim = next(run.glob("hello/*/time.txt"))
     victim.write_text("Command terminated by signal 9\n")
     with pytest.raises(MalformedRawFile, match=f"{victim.parent.name}/time.txt: not GNU time"):
-        perflab.load(run)
+        frames.read_run(run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perflab.matrix import MatrixError, expand
+from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.pyclients import analysis as pc
 from tests.conftest import REPO, study_vars
 
@@ -25,7 +25,7 @@ def cells(profile: str, **changes):
 
 
 def test_matrix_names_only_existing_folders():
-    from perflab.impls import discover
+    from perflab.host.impls import discover
 
     matrix, _ = study_vars("pyclients")
     known = set(discover(REPO / "servers"))
@@ -305,7 +305,7 @@ def test_process_counts_read_as_whole_numbers_and_memory_and_cpu_keep_decimals()
 
 
 def test_published_table_shows_counts_whole_and_their_ratio_as_a_ratio():
-    from perflab import tables
+    from perflab.analysis import tables
 
     switches = [5898.0, 5913.0, 5992.0]
     data = frame(
@@ -363,7 +363,7 @@ def test_the_notebook_shows_every_figure_it_saves():
 
 
 def test_a_small_ratio_keeps_two_significant_digits_and_a_large_one_two_decimals():
-    from perflab import tables
+    from perflab.analysis import tables
 
     data = frame(
         grpc_aio_seed("request_reply", "time_per_call", [1.49], "ms"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.load import load
-from perflab.report import render
+from perflab.analysis.frames import read_run
+from perflab.analysis.report import render
 from perflab.studies.pyclients import analysis as pc
 from tests.conftest import REPO, overclaimed_intervals
 
@@ -13,7 +13,7 @@ FIXTURE = REPO / "tests" / "data" / "runs" / "pyclients_fixture"
 
 
 def test_fixture_run_is_complete_and_loads():
-    frame = load(FIXTURE)
+    frame = read_run(FIXTURE)
     assert set(frame["study"]) == {"pyclients"}
     assert "failed" not in set(frame["metric"])
     assert {"time_per_call", "client_max_rss", "numbers_per_s"} <= set(frame["metric"])
@@ -31,7 +31,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     html = render(REPO / "notebooks" / "pyclients.ipynb", tmp_path, params, "pyclients")
     page = html.read_text()
     # The findings in the page are the ones the package generates from the same data.
-    findings = pc.findings(pc.summarize(load(FIXTURE)))
+    findings = pc.findings(pc.summarize(read_run(FIXTURE)))
     first = findings.split("\n")[0].removeprefix("- ")
     assert "is fastest" in first and first.split(" (")[0] in page
     assert overclaimed_intervals(page) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.impls import read_impl
+from perflab.host.impls import read_impl
 from tests.conftest import REPO
 
 SERVERS = REPO / "servers"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from perflab.replication import REFERENCE_RUNS_FILE, markdown_table, replicate
+from perflab.analysis.replication import REFERENCE_RUNS_FILE, markdown_table, replicate
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from perflab.replication import (
+from perflab.analysis.replication import (
     OPPOSITE,
     SAME,
     UNDECIDED,
@@ -20,7 +20,7 @@ from perflab.replication import (
     study_html,
     tally,
 )
-from perflab.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge
+from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge
 from tests.test_verdicts import cells, claim, three_repeats
 
 AHEAD = cells(three_repeats([200, 210, 220], [100, 105, 110]))

@@ -10,7 +10,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from perflab.report import INJECTED, ReportError, machine_paths, refuse_machine_paths, repeatable
+from perflab.analysis.report import (
+    INJECTED,
+    ReportError,
+    machine_paths,
+    refuse_machine_paths,
+    repeatable,
+)
 
 
 def executed_notebook() -> nbformat.NotebookNode:
@@ -55,7 +61,7 @@ def test_a_page_naming_a_local_folder_is_refused(tmp_path: Path):
 
 
 def test_a_render_starts_from_an_empty_figures_folder(tmp_path):
-    from perflab.report import FIGURES, clear_figures
+    from perflab.analysis.report import FIGURES, clear_figures
 
     figures = tmp_path / FIGURES
     figures.mkdir()
@@ -70,7 +76,7 @@ def test_a_render_starts_from_an_empty_figures_folder(tmp_path):
 def test_a_table_without_its_index_renders_the_same_twice():
     import pandas as pd
 
-    from perflab.tables import hide_index
+    from perflab.analysis.tables import hide_index
 
     table = pd.DataFrame({"server": ["cpp", "go"], "req/s": [1.5, 2.5]})
     first, again = hide_index(table).to_html(), hide_index(table.copy()).to_html()

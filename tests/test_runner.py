@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import perflab
-from perflab.cell import CellSpec
-from perflab.impls import HostPaths
-from perflab.launch import plan_pinning
-from perflab.net import free_port, port_open
-from perflab.runner import CellRunner
+from perflab.analysis import frames
+from perflab.contract.cell import CellSpec
+from perflab.host.impls import HostPaths
+from perflab.host.launch import plan_pinning
+from perflab.host.net import free_port, port_open
+from perflab.host.runner import CellRunner
 from tests.fixtures_live import hello_cell
 
 # Listens, says READY, then behaves as told by its first argument.
@@ -132,7 +132,7 @@ def test_half_written_cell_is_neither_loaded_nor_skipped(runner):
     partial = runner.runs_root / "run1" / "hello" / ".partial-crash-steady-c2-r1"
     partial.mkdir(parents=True)
     (partial / "cell.json").write_text("{}")  # as a crash mid-write could leave it
-    assert perflab.load(runner.runs_root / "run1").empty
+    assert frames.read_run(runner.runs_root / "run1").empty
     assert runner.run(spec("crash")) is not None  # it runs, and the stale partial is gone
     assert not partial.exists()
 
@@ -140,9 +140,9 @@ def test_half_written_cell_is_neither_loaded_nor_skipped(runner):
 @pytest.mark.live
 def test_failed_cell_loads_as_one_failed_row(runner):
     runner.run(spec("crash"))
-    frame = perflab.load(runner.runs_root / "run1")
+    frame = frames.read_run(runner.runs_root / "run1")
     assert frame[["metric", "value", "status"]].values.tolist() == [["failed", 1.0, "failed"]]
-    cells = perflab.load_cells(runner.runs_root / "run1")
+    cells = frames.read_cells(runner.runs_root / "run1")
     assert "exited with code 3" in cells.loc[0, "error"]
 
 
@@ -156,7 +156,7 @@ def test_server_dying_mid_load_fails_the_cell_and_keeps_the_error_counts(tmp_pat
 
 
 def test_a_killed_client_is_named_with_its_signal(tmp_path):
-    from perflab.runner import killed_by
+    from perflab.host.runner import killed_by
 
     (tmp_path / "time.txt").write_text(
         'Command terminated by signal 9\n\tCommand being timed: "watch_client_go"\n'

@@ -6,8 +6,8 @@ import csv
 import os
 import time
 
-from perflab.parsers import parse_resources
-from perflab.sampler import ResourceSampler
+from perflab.contract.parsers import parse_resources
+from perflab.host.sampler import ResourceSampler
 
 
 def test_a_phase_change_is_one_sample_under_both_phases(tmp_path):

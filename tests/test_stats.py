@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-from perflab import stats
+from perflab.analysis import stats
 
 
 def test_median_ci_of_three_repeats_is_their_range_at_75_percent():
@@ -88,7 +88,7 @@ def test_ranking_agreement_detects_a_swap():
 
 
 def test_figures_take_a_log_axis_only_where_values_span_decades():
-    from perflab import plots
+    from perflab.analysis import plots
 
     wide = summary_of({"a": 3}).assign(clients=1)
     wide = pd.concat([wide, wide.assign(clients=100, median=60_000.0, ci_low=5e4, ci_high=7e4)])
@@ -120,7 +120,7 @@ def test_percentiles_are_kept_only_where_the_samples_support_them():
 
 
 def test_published_table_shows_measured_rows_with_their_coverage_and_no_inf():
-    from perflab import tables
+    from perflab.analysis import tables
 
     measured = summary_of({"a": 3, "b": 3, "c": 3})
     published = pd.DataFrame(

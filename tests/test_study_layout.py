@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perflab.study import Study, get_study, study_ids
+from perflab.contract.study import Study, get_study, study_ids
 from tests.conftest import GROUP_VARS, REPO
 
 DOC = REPO / "docs" / "adding-a-study.md"

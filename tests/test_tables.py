@@ -1,4 +1,4 @@
-"""perflab.tables: how numbers read in the tables people see."""
+"""perflab.analysis.tables: how numbers read in the tables people see."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from perflab import tables
+from perflab.analysis import tables
 
 
 def cells(styled) -> list[str]:
@@ -74,7 +74,7 @@ def repeats(server: str, statuses: list[str], metric: str = "rps") -> list[dict]
 
 
 def test_a_rate_resting_on_a_bound_repeat_is_marked_and_the_note_says_what_the_mark_means():
-    from perflab import stats
+    from perflab.analysis import stats
 
     frame = pd.DataFrame(
         repeats("cpp", ["bound"] * 3)
@@ -106,7 +106,7 @@ def test_a_rate_resting_on_a_bound_repeat_is_marked_and_the_note_says_what_the_m
 
 
 def test_only_rates_are_floors_and_numbers_are_computed_as_before():
-    from perflab import stats
+    from perflab.analysis import stats
 
     frame = pd.DataFrame(
         repeats("cpp", ["bound", "ok", "ok"]) + repeats("cpp", ["bound", "ok", "ok"], "latency_p50")
@@ -124,7 +124,7 @@ def test_only_rates_are_floors_and_numbers_are_computed_as_before():
 
 
 def test_published_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
-    from perflab import stats
+    from perflab.analysis import stats
 
     frame = pd.DataFrame(repeats("cpp", ["ok", "bound", "ok"]) + repeats("py", ["ok"] * 3))
     published = pd.DataFrame(

@@ -11,10 +11,10 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
-from perflab import tables
-from perflab.impls import discover
-from perflab.load import load, load_reference
-from perflab.matrix import MatrixError, expand
+from perflab.analysis import tables
+from perflab.analysis.frames import read_reference, read_run
+from perflab.contract.matrix import MatrixError, expand
+from perflab.host.impls import discover
 from perflab.studies.throughput import analysis as tp
 from tests.conftest import REPO, study_vars
 
@@ -282,7 +282,7 @@ def test_seed_table_and_published_comparison_use_the_own_pair():
     assert list(table.index) == ["Go, 1 GiB"]
     assert table.loc["Go, 1 GiB", "scenario none (GiB/s)"].startswith("2.00 [")
     compared = tp.published_vs_measured(
-        summary, load_reference(REPO / "data" / "reference", "throughput")
+        summary, read_reference(REPO / "data" / "reference", "throughput")
     )
     go_plain = compared[
         (compared["implementation"] == "go")
@@ -323,7 +323,7 @@ def test_a_run_without_grpc_cells_says_so():
 
 
 def test_fixture_run_is_complete_and_loads():
-    frame = load(FIXTURE)
+    frame = read_run(FIXTURE)
     assert set(frame["study"]) == {"throughput"}
     assert "failed" not in set(frame["status"])
     assert (FIXTURE / "manifest.json").is_file()

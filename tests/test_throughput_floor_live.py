@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from perflab.impls import command_argv, discover
-from perflab.launch import ServerProcess, server_env
-from perflab.net import free_port, port_open
+from perflab.host.impls import command_argv, discover
+from perflab.host.launch import ServerProcess, server_env
+from perflab.host.net import free_port, port_open
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.live

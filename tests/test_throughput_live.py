@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.cell import CellSpec
-from perflab.impls import HostPaths, command_argv, discover
-from perflab.launch import ServerProcess, launch_server, server_env
-from perflab.net import free_port
-from perflab.runner import CellRunner
+from perflab.contract.cell import CellSpec
+from perflab.host.impls import HostPaths, command_argv, discover
+from perflab.host.launch import ServerProcess, launch_server, server_env
+from perflab.host.net import free_port
+from perflab.host.runner import CellRunner
 from perflab.studies.throughput import matrix as study
 from tests.conftest import REPO
 

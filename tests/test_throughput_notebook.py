@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.load import load
-from perflab.report import render
+from perflab.analysis.frames import read_run
+from perflab.analysis.report import render
 from perflab.studies.throughput import analysis as tp
 from tests.conftest import REPO
 
@@ -26,7 +26,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     page = html.read_text()
     assert "Traceback" not in page
     # The closing note in the page is the one the package generates from the same data.
-    note = tp.closing_note(tp.summarize(load(FIXTURE)))
+    note = tp.closing_note(tp.summarize(read_run(FIXTURE)))
     assert note.split(" GiB/s")[0] in page
     for heading in (
         "The floor",

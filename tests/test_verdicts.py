@@ -7,14 +7,14 @@ import math
 import pandas as pd
 import pytest
 
-from perflab.claims import ClaimsError, parse_claim
-from perflab.intervals import (
+from perflab.analysis.claims import ClaimsError, parse_claim
+from perflab.analysis.intervals import (
     clopper_pearson,
     mann_whitney_counts,
     median_interval,
     ratio_interval,
 )
-from perflab.verdicts import (
+from perflab.analysis.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perflab.load import load, load_reference
-from perflab.matrix import MatrixError, expand
+from perflab.analysis.frames import read_reference, read_run
+from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.watch import analysis as w
 from perflab.studies.watch.matrix import memory_needed
 from tests.conftest import REPO, study_vars
@@ -22,7 +22,7 @@ def cells(profile: str, **changes):
 
 
 def test_matrix_names_existing_folders_and_options_they_declare():
-    from perflab.impls import discover
+    from perflab.host.impls import discover
 
     impls = discover(REPO / "servers")
     matrix, _ = study_vars("watch")
@@ -60,7 +60,7 @@ def test_full_profile_is_the_seed_shape():
 
 
 def test_scenarios_and_strategies_match_the_published_table():
-    published = load_reference(REPO / "data" / "reference", "watch")
+    published = read_reference(REPO / "data" / "reference", "watch")
     full = cells("full")
     assert set(published["scenario"]) == {c.scenario for c in full}
     assert set(published["implementation"]) == {c.implementation for c in full}
@@ -120,7 +120,7 @@ def test_a_bad_value_is_refused_naming_its_key(key, value, named):
 
 @pytest.fixture(scope="module")
 def fixture():
-    frame = load(FIXTURE)
+    frame = read_run(FIXTURE)
     timeline = w.timelines(FIXTURE)
     return frame, timeline, w.summarize(frame, timeline)
 
@@ -267,7 +267,7 @@ def test_seed_shape_puts_folders_in_rows_so_its_width_stays_the_seven_figures():
 
 def test_published_vs_measured_pairs_the_seed_cells(fixture):
     _, _, summary = fixture
-    published = load_reference(REPO / "data" / "reference", "watch")
+    published = read_reference(REPO / "data" / "reference", "watch")
     table = w.published_vs_measured(summary, published)
     measured = table.dropna(subset=["measured"])
     # The smoke run has the small folder only: 2 message types x 4 strategies x 2 metrics.

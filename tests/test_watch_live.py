@@ -24,8 +24,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from perflab.impls import HostPaths, command_argv, discover
-from perflab.launch import serving
+from perflab.host.impls import HostPaths, command_argv, discover
+from perflab.host.launch import serving
 from perflab.studies.watch.matrix import STRATEGIES
 from tests.conftest import REPO, study_vars
 
@@ -324,8 +324,8 @@ def test_a_killed_client_fails_its_cell_with_the_reason(built, tmp_path):
     mid-burst leaves a failed cell that says so, not a lost one."""
     import threading
 
-    from perflab.cell import CellSpec
-    from perflab.runner import CellRunner
+    from perflab.contract.cell import CellSpec
+    from perflab.host.runner import CellRunner
     from perflab.studies.watch import analysis as w
     from perflab.studies.watch.matrix import expand
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.load import load
-from perflab.report import render
+from perflab.analysis.frames import read_run
+from perflab.analysis.report import render
 from perflab.studies.watch import analysis as w
 from tests.conftest import REPO, overclaimed_intervals
 
@@ -26,7 +26,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     page = html.read_text()
     assert "Traceback" not in page
     # The seed's shape, generated from the same data, with its CPU from cumulative time.
-    summary = w.summarize(load(FIXTURE), w.timelines(FIXTURE))
+    summary = w.summarize(read_run(FIXTURE), w.timelines(FIXTURE))
     assert w.seed_shape(summary).columns[0] in page
     assert overclaimed_intervals(page) == []
     assert "time to serve all watchers (s)" in page

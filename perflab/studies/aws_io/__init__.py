@@ -1,7 +1,7 @@
 """Seed 000, aws_io: the Python servers under ghz when each call lists S3 and saves to MongoDB."""
 
+from perflab.contract.study import Study
 from perflab.studies.aws_io.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="aws_io",

@@ -1,6 +1,6 @@
 """aws_io study (seed 000, S3 listing and MongoDB saving): the analysis its notebook shows.
 
-Everything here works on `perflab.load` frames and on the raw files of a run folder
+Everything here works on `perflab.analysis.frames` frames and on the raw files of a run folder
 (ghz.json error texts, the servers' STATS line in server.log), so the notebook only
 calls and displays.
 """
@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab import params
-from perflab.load import cell_dirs, read_cell_json
-from perflab.parsers import ghz_error_messages, raw_exists, read_raw_text
-from perflab.stats import compare_published, lower_bounds, summarize
+from perflab.analysis.frames import cell_dirs, read_cell_json
+from perflab.analysis.stats import compare_published, lower_bounds, summarize
+from perflab.analysis.tables import COUNT_UNITS, counts_as_integers, floor_marked
+from perflab.contract import params
+from perflab.contract.parsers import ghz_error_messages, raw_exists, read_raw_text
 from perflab.studies.aws_io.matrix import LATENCY_PROFILES
-from perflab.tables import COUNT_UNITS, counts_as_integers, floor_marked
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -424,7 +424,7 @@ def rates_figure(part: pd.DataFrame, title: str, colors: dict[str, str]) -> Figu
     profile), a line per server with its interval; a log axis where rates span decades."""
     import matplotlib.pyplot as plt
 
-    from perflab.plots import spans_decades
+    from perflab.analysis.plots import spans_decades
 
     scenarios = [s for s in SCENARIOS if s in set(part["scenario"])]
     fig, axes = plt.subplots(1, len(scenarios), figsize=(4.2 * len(scenarios), 3.6), sharey=True)
@@ -474,7 +474,7 @@ def calls_needed(fraction: float) -> int:
     """Successful calls a cell needs for its `fraction` latency percentile to be shown:
     MEDIAN_CALLS for the median (or a lower one); for a tail percentile what
     `stats.samples_needed` asks on every page (p99: 1,000)."""
-    from perflab.stats import samples_needed
+    from perflab.analysis.stats import samples_needed
 
     if fraction <= 0.5:
         return MEDIAN_CALLS
@@ -483,7 +483,7 @@ def calls_needed(fraction: float) -> int:
 
 def why_left_out(name: str, fraction: float) -> str:
     """Why a cell with fewer than `calls_needed` calls shows no `name` percentile."""
-    from perflab.stats import TAIL_SAMPLES
+    from perflab.analysis.stats import TAIL_SAMPLES
 
     need = calls_needed(fraction)
     if fraction <= 0.5:
@@ -533,7 +533,7 @@ def left_out_note(
     summary: pd.DataFrame,
 ) -> str:
     """`latency_summary`'s note on the cells `measured` has and `kept` does not."""
-    from perflab.stats import interval_sentence
+    from perflab.analysis.stats import interval_sentence
 
     dropped = set(measured["cell_id"]) - set(kept["cell_id"])
     if not dropped:

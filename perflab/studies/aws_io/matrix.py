@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from perflab.cell import CellSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.latency import LATENCY_PROFILES as PROXY_PROFILES
+from perflab.contract.matrix import (
     GhzCall,
     MatrixError,
     connections_suffix,
@@ -17,7 +18,6 @@ from perflab.matrix import (
     require_positive_number,
     validate_implementations,
 )
-from perflab.proxy import PROFILES
 
 PROTO = "objects.proto"
 # scenario -> the RPC ghz calls
@@ -31,7 +31,7 @@ DEPENDENCIES = ("s3", "mongo")
 # Latency added by Toxiproxy on the S3 and MongoDB paths (one-way ms per profile): the
 # shared profiles, plus seed_far_s3, whose 250 ms each way makes a listing take about the
 # 0.5-1 s the seed's remote AWS bucket took.
-LATENCY_PROFILES: dict[str, float | None] = {**PROFILES, "seed_far_s3": 250.0}
+LATENCY_PROFILES: dict[str, float | None] = {**PROXY_PROFILES, "seed_far_s3": 250.0}
 REQUEST = {"prefix": "objects/"}
 
 

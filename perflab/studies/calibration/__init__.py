@@ -1,7 +1,7 @@
 """The load generator's ceiling: every pinned ghz against the C++ reference server."""
 
+from perflab.contract.study import Study
 from perflab.studies.calibration.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="calibration",

@@ -10,11 +10,16 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from perflab.bounds import BOUND_FRACTION, EffectiveCeiling, ceiling_sentence, effective_ceiling
-from perflab.parsers import parse_ghz, read_raw_text
+from perflab.contract.bounds import (
+    BOUND_FRACTION,
+    EffectiveCeiling,
+    ceiling_sentence,
+    effective_ceiling,
+)
+from perflab.contract.parsers import parse_ghz, read_raw_text
 
 # The effective ceiling (a cell faster than the calibration raises it) lives in
-# perflab.bounds, shared with the study pages that say which rates are lower bounds.
+# perflab.contract.bounds, shared with the study pages that say which rates are lower bounds.
 __all__ = [
     "BOUND_FRACTION",
     "Calibration",

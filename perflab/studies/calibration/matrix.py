@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.cell import CellSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.matrix import (
     HELLO_RPC,
     MatrixError,
     connections_suffix,

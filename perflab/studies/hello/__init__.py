@@ -1,7 +1,7 @@
 """Seed 000, hello server: req/s and latency of a compute-only unary RPC under ghz."""
 
+from perflab.contract.study import Study
 from perflab.studies.hello.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="hello",

@@ -1,6 +1,6 @@
 """The hello study's analysis (seed 000, hello server): the tables its notebook shows.
 
-Works on `perflab.load` rows of study "hello" (params concurrency, connections, and total
+Works on `perflab.analysis.frames` rows of study "hello" (params concurrency, connections, and total
 or duration_s/warmup_s) and on their summary by SUMMARY_KEYS. Cells recorded before
 `connections` was a matrix key ran ghz's default, one connection: they read as 1.
 """
@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab import params, stats
-from perflab.bounds import EffectiveCeiling, ceiling_sentence, effective_ceiling
-from perflab.load import cell_dirs
+from perflab.analysis import stats
+from perflab.analysis.frames import cell_dirs
+from perflab.contract import params
+from perflab.contract.bounds import EffectiveCeiling, ceiling_sentence, effective_ceiling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,7 +85,7 @@ def seed_servers(part: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
 
 def latency_table(summary: pd.DataFrame, scenario: str) -> pd.DataFrame:
     """p50 / p90 / p99 in ms, 'median [interval]', per server and concurrency."""
-    from perflab import tables
+    from perflab.analysis import tables
 
     part = summary[summary["metric"].isin(LATENCY_METRICS) & (summary["scenario"] == scenario)]
     part = part.assign(value=tables.with_interval(part, 2))
@@ -95,7 +96,7 @@ def latency_table(summary: pd.DataFrame, scenario: str) -> pd.DataFrame:
 
 def cpu_tables(summary: pd.DataFrame, scenario: str) -> list[tuple[str, pd.DataFrame]]:
     """(metric, table) per CPU-per-call metric: the server's and ghz's µs per call."""
-    from perflab import tables
+    from perflab.analysis import tables
 
     part = summary[summary["metric"].isin(CPU_METRICS) & (summary["scenario"] == scenario)]
     return [

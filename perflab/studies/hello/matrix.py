@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from perflab.cell import CellSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.matrix import (
     HELLO_RPC,
     MatrixError,
     connections_suffix,

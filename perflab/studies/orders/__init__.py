@@ -1,7 +1,7 @@
 """Seed 003, orders: minimum latency of stamped orders from many clients to a grpcio server."""
 
+from perflab.contract.study import Study
 from perflab.studies.orders.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="orders",

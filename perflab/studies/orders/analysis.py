@@ -1,8 +1,8 @@
 """The orders study's analysis (seed 003): the evidence tables and figures.
 
-Works on `perflab.load` rows of study "orders" (params mode, clients, orders, security,
+Works on `perflab.analysis.frames` rows of study "orders" (params mode, clients, orders, security,
 workers, topology, latency_profile) and on the latency CDFs each cell's client.json keeps
-(`load_cdfs`). The seed's claims are decided by the verdict engine (`perflab.verdicts`,
+(`load_cdfs`). The seed's claims are decided by the verdict engine (`perflab.analysis.verdicts`,
 data/reference/claims.yml); the note on server CPU per order is generated from the numbers.
 """
 
@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
-from perflab import params, stats, tables
-from perflab.load import cell_dirs, read_cell_json, read_raw_text
+from perflab.analysis import stats, tables
+from perflab.analysis.frames import cell_dirs, read_cell_json, read_raw_text
+from perflab.contract import params
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,11 +191,11 @@ def modes_in(table: pd.DataFrame) -> list[str]:
 def profile_words(profile: str) -> str:
     """'latency profile none (direct, no proxy)', 'latency profile lan (through Toxiproxy,
     0.5 ms each way)': a latency profile as a reader needs it named."""
-    from perflab.proxy import PROFILES
+    from perflab.contract.latency import LATENCY_PROFILES
 
-    if profile not in PROFILES:
+    if profile not in LATENCY_PROFILES:
         return f"latency profile {profile}"
-    one_way_ms = PROFILES[profile]
+    one_way_ms = LATENCY_PROFILES[profile]
     if one_way_ms is None:
         how = "direct, no proxy"
     elif one_way_ms == 0:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.latency import LATENCY_PROFILES
+from perflab.contract.matrix import (
     MatrixError,
     require_choice,
     require_int_at_least,
     require_positive_ints,
     validate_named_impl,
 )
-from perflab.proxy import PROFILES as LATENCY_PROFILES
 
 PREFIX = "perflab_matrix_orders"
 MODES = ("unary", "bidi", "bidi_pipelined")

@@ -1,7 +1,7 @@
 """Seed 001, pyclients: what a Python gRPC client costs, against a C++ server."""
 
+from perflab.contract.study import Study
 from perflab.studies.pyclients.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="pyclients",

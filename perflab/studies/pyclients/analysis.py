@@ -1,8 +1,8 @@
 """The pyclients study's analysis (seed 001): the evidence tables and other findings.
 
-Everything here works on `perflab.load` rows of study "pyclients" (params `method`,
+Everything here works on `perflab.analysis.frames` rows of study "pyclients" (params `method`,
 `loop`) and on their `stats.summarize` by SUMMARY_KEYS. The seed's claims are decided
-by the verdict engine (`perflab.verdicts`); `findings` adds what the claims do not say,
+by the verdict engine (`perflab.analysis.verdicts`); `findings` adds what the claims do not say,
 generated from the numbers, so a new run re-states it, never a person.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab import stats, tables
+from perflab.analysis import stats, tables
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +36,7 @@ METHOD_NAMES = {
     "seed": "the seed's method (a new event loop and channel per call, best of the repeats)",
     "steady": "steady state (one channel, warm-up, every call timed)",
 }
-# GNU time -v fields the seed published, as perflab.parsers names the client's.
+# GNU time -v fields the seed published, as perflab.contract.parsers names the client's.
 PROCESS_METRICS = {
     "max_rss": "client_max_rss",
     "page_faults_minor": "client_page_faults_minor",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import MatrixError, require_choice, require_positive_ints
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.matrix import MatrixError, require_choice, require_positive_ints
 
 PREFIX = "perflab_matrix_pyclients"
 # Numbers per call; 0 is the unary request-reply. Mirrors the clients' harness.

@@ -1,7 +1,7 @@
 """Seed 002, throughput: single-stream bytes/s of a huge server stream, and what TLS costs."""
 
+from perflab.contract.study import Study
 from perflab.studies.throughput.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="throughput",

@@ -1,6 +1,6 @@
 """The throughput study's analysis (seed 002): tables, floor fractions and the closing note.
 
-Everything works on `perflab.load` rows of study "throughput" (params `payload_bytes`,
+Everything works on `perflab.analysis.frames` rows of study "throughput" (params `payload_bytes`,
 `chunk_bytes`, `pair`) and on their `stats.summarize` by KEYS. gRPC cells have a security
 mode as scenario (none, tls, mtls); the floor cells have scenario "floor_tcp" (iperf3, one
 TCP stream over the same loopback) or "floor_cipher" (openssl speed of AES-128-GCM on one
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from perflab import stats, tables
+from perflab.analysis import stats, tables
 
 if TYPE_CHECKING:
     import pandas as pd

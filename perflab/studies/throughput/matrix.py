@@ -12,15 +12,15 @@ seed's "mean of 10 RPCs"):
   client's core (scenario "floor_cipher").
 
 The server pre-allocates the payload, so each gRPC cell declares it as the server's memory:
-a size the host cannot hold is refused before the server starts (perflab.runner).
+a size the host cannot hold is refused before the server starts (perflab.host.runner).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.matrix import (
     MatrixError,
     require_choice,
     require_positive_ints,
@@ -77,9 +77,7 @@ def validate_once(key: str, once: Any) -> tuple[list[int], list[str], int]:
     if once in (None, {}):
         return [], [], 1
     if not isinstance(once, dict) or set(once) - {"sizes", "securities", "repeats"}:
-        raise MatrixError(
-            f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}"
-        )
+        raise MatrixError(f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}")
     sizes = once.get("sizes") or []
     if not sizes:
         return [], [], 1
@@ -176,9 +174,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         raise MatrixError(f"{PREFIX}.reference_server: {reference!r} is not one of {sorted(impls)}")
     securities = require_choice(f"{PREFIX}.securities", config.get("securities"), SECURITIES)
     sizes = require_positive_ints(f"{PREFIX}.sizes", config.get("sizes"))
-    once_sizes, once_securities, once_repeats = validate_once(
-        f"{PREFIX}.once", config.get("once")
-    )
+    once_sizes, once_securities, once_repeats = validate_once(f"{PREFIX}.once", config.get("once"))
     chunk = require_positive_ints(f"{PREFIX}.chunk_bytes", [config.get("chunk_bytes")])[0]
     if chunk > config.get("max_chunk_bytes", 64 << 20):
         raise MatrixError(f"{PREFIX}.chunk_bytes: {chunk} is above the clients' 64 MiB limit")

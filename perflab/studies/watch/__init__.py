@@ -1,7 +1,7 @@
 """Seed 004, watch: CPU and RAM of a Node.js watch server, one big message vs one per key."""
 
+from perflab.contract.study import Study
 from perflab.studies.watch.matrix import expand
-from perflab.study import Study
 
 STUDY = Study(
     id="watch",

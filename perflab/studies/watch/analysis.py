@@ -3,13 +3,13 @@
 The seed watched a Node.js server's CPU and RAM in Grafana while 500 watches read a folder
 at once. Here every cell's resources.csv (server and client process trees sampled every
 100 ms by the runner) is the timeline; the client's client.json gives the time to serve
-every watcher. Works on `perflab.load` rows of study "watch" (params message, folder,
+every watcher. Works on `perflab.analysis.frames` rows of study "watch" (params message, folder,
 clients, watches_per_client, kv_pairs, pair_bytes; implementation = cache strategy).
 
 CPU is the difference of cumulative CPU seconds over a window of at least WINDOW_S, not
 psutil's per-sample percentage: over 100 ms with 10 ms ticks that one reads up to 10%
 off, so a server pinned to one core showed peaks above 100%. The seed's claims are
-decided by the verdict engine (`perflab.verdicts`); this module gives their evidence.
+decided by the verdict engine (`perflab.analysis.verdicts`); this module gives their evidence.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab import stats
-from perflab.load import cell_dirs
-from perflab.parsers import raw_exists, read_raw_text, resources_frame_rows
+from perflab.analysis import stats
+from perflab.analysis.frames import cell_dirs
+from perflab.contract.parsers import raw_exists, read_raw_text, resources_frame_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -347,7 +347,7 @@ def timeline_figure(
     seed's Grafana pictures); t = 0 is the start of the burst."""
     import matplotlib.pyplot as plt
 
-    from perflab.plots import palette
+    from perflab.analysis.plots import palette
 
     colors = palette(STRATEGIES)
     fig, axes = plt.subplots(2, 2, figsize=(11, 6), sharex="col")

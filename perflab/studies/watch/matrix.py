@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.matrix import (
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.matrix import (
     MatrixError,
     require_choice,
     require_positive_ints,

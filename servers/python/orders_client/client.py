@@ -206,7 +206,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tls_dir", action="append", help="folder with ca.pem (for tls)")
     parser.add_argument("--same_clock", type=int, default=1, help="1: one-way times are valid")
     parser.add_argument("--call_timeout_s", type=float, default=120.0)
-    parser.add_argument("--latency_profile", default="none", help="perflab.proxy.PROFILES key")
+    parser.add_argument(
+        "--latency_profile", default="none", help="perflab.contract.latency.LATENCY_PROFILES key"
+    )
     parser.add_argument("--home", default="", help="the host prefix (bin/toxiproxy-server)")
     parser.add_argument("--src", default="", help="the source tree holding perflab/")
     args = parser.parse_args()
@@ -296,19 +298,22 @@ def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> 
     }
 
 
-def through_proxy(args: argparse.Namespace):  # -> perflab.proxy.LatencyProxy | None
+def through_proxy(args: argparse.Namespace):  # -> perflab.host.proxy.LatencyProxy | None
     """Starts Toxiproxy in front of the server when the profile asks for one."""
     if args.latency_profile == "none":
         return None
     sys.path.insert(0, args.src)
-    from perflab.proxy import PROFILES, LatencyProxy
+    from perflab.contract.latency import LATENCY_PROFILES
+    from perflab.host.proxy import LatencyProxy
 
-    if args.latency_profile not in PROFILES:
-        raise SystemExit(f"unknown --latency_profile {args.latency_profile!r}: {sorted(PROFILES)}")
+    if args.latency_profile not in LATENCY_PROFILES:
+        raise SystemExit(
+            f"unknown --latency_profile {args.latency_profile!r}: {sorted(LATENCY_PROFILES)}"
+        )
     return LatencyProxy.start(
         Path(args.home) / "bin" / "toxiproxy-server",
         args.target,
-        PROFILES[args.latency_profile],
+        LATENCY_PROFILES[args.latency_profile],
         log_path="toxiproxy.log",
     )
 

@@ -1,11 +1,11 @@
-"""ghz command lines. Parsing its JSON lives in perflab.parsers."""
+"""ghz command lines. Parsing its JSON lives in perflab.contract.parsers."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from perflab.cell import LoadSpec
+from perflab.contract.cell import LoadSpec
 
 
 def ghz_binary(bin_dir: Path, version: str) -> Path:

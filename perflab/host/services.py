@@ -4,8 +4,8 @@ There is no systemd on every host, so a role describes each service once in
 `<home>/services/<name>.json` and this module starts, stops and checks it, keeping a
 pid file and a log beside the definition:
 
-    python -m perflab.services start|stop|restart|status <name> [--home ~/.perflab]
-    python -m perflab.services probe s3=http://127.0.0.1:17070 mongo=mongodb://127.0.0.1:27117
+    python -m perflab.host.services start|stop|restart|status <name> [--home ~/.perflab]
+    python -m perflab.host.services probe s3=http://127.0.0.1:17070 mongo=mongodb://127.0.0.1:27117
 
 A definition holds no secret: secrets live in `env_file` (KEY=VALUE lines, mode 0600),
 read only when the process starts, so they never reach argv, logs or run data.
@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from perflab.net import port_open
-from perflab.procs import log_tail
+from perflab.host.net import port_open
+from perflab.host.procs import log_tail
 
 START_TIMEOUT_S = 30.0
 STOP_GRACE_S = 10.0
@@ -208,7 +208,7 @@ def probe(targets: dict[str, str], timeout_s: float = 2.0) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="perflab.services", description=__doc__)
+    parser = argparse.ArgumentParser(prog="perflab.host.services", description=__doc__)
     parser.add_argument("action", choices=["start", "stop", "restart", "status", "probe"])
     parser.add_argument("names", nargs="+", help="service names, or name=url for probe")
     parser.add_argument("--home", default="~/.perflab")

@@ -1,8 +1,8 @@
 """A verdict per published claim and run: holds, does not hold, inconclusive, not measured.
 
-For each claim (perflab.claims) the engine picks the run's cells of both groups, per
+For each claim (perflab.analysis.claims) the engine picks the run's cells of both groups, per
 configuration named by `pair_by`, and computes the effect (ratio of the groups' medians,
-or an error rate) with an exact interval (perflab.intervals). A configuration is decided
+or an error rate) with an exact interval (perflab.analysis.intervals). A configuration is decided
 only when its interval has at least DECIDING_COVERAGE coverage and lies wholly on one
 side of the claim's threshold; the claim holds when every configuration holds, does not
 hold when one configuration decidedly does not, and is inconclusive otherwise. Nothing
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.claims import ANY_TOPOLOGY, Claim, ClaimsError, Selector
-from perflab.intervals import Interval, clopper_pearson, ratio_interval
+from perflab.analysis.claims import ANY_TOPOLOGY, Claim, ClaimsError, Selector
+from perflab.analysis.intervals import Interval, clopper_pearson, ratio_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -310,7 +310,7 @@ def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
 
 
 def judge(claim: Claim, frame: pd.DataFrame, topology: str = "localhost") -> Verdict:
-    """One claim against one run's tidy frame (perflab.load rows plus derived metrics)."""
+    """One claim against one run's tidy frame (`frames.read_run` rows plus derived metrics)."""
     if claim.topology not in (topology, ANY_TOPOLOGY):
         return Verdict(claim, NOT_MEASURED, f"it needs a {claim.topology} run, this is {topology}")
     rows = frame[frame["study"] == claim.study]
@@ -337,12 +337,12 @@ def judge(claim: Claim, frame: pd.DataFrame, topology: str = "localhost") -> Ver
 
 
 def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
-    """perflab.load rows plus each study's derived metrics (its analysis.claim_frame)."""
+    """perflab.analysis.frames rows plus each study's derived metrics (its analysis.claim_frame)."""
     import pandas as pd
 
-    from perflab.load import load
+    from perflab.analysis.frames import read_run
 
-    parts = [load(run_dir)]
+    parts = [read_run(run_dir)]
     for study in sorted(studies):
         try:
             analysis = importlib.import_module(f"perflab.studies.{study}.analysis")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
-    from perflab.report import FIGURES
+    from perflab.analysis.report import FIGURES
 
     folder = Path(out_dir) / FIGURES
     folder.mkdir(parents=True, exist_ok=True)

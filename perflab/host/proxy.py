@@ -1,7 +1,9 @@
 """Toxiproxy in front of a server: added network latency for one cell, on loopback.
 
-    from perflab.proxy import LatencyProxy, PROFILES
-    with LatencyProxy.start(binary, upstream="127.0.0.1:50051", one_way_ms=PROFILES["lan"]) as p:
+    from perflab.contract.latency import LATENCY_PROFILES
+    from perflab.host.proxy import LatencyProxy
+    lan = LATENCY_PROFILES["lan"]
+    with LatencyProxy.start(binary, upstream="127.0.0.1:50051", one_way_ms=lan) as p:
         ...  # clients call p.listen ("127.0.0.1:<port>") instead of the server
 
 `LatencyProxy.start` runs its own toxiproxy-server (API and proxy on free 127.0.0.1 ports),
@@ -27,16 +29,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perflab.net import free_port
+from perflab.host.net import free_port
 
-# One-way delay in milliseconds each profile adds in each direction; None: no proxy at all.
-PROFILES: dict[str, float | None] = {
-    "none": None,
-    "proxy_0ms": 0.0,
-    "lan": 0.5,
-    "region": 10.0,
-    "cross_region": 70.0,
-}
 READY_TIMEOUT_S = 15.0
 
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.cell import CellSpec, LoadSpec
-from perflab.runargs import PROFILES  # one list: make checks a run against it before the venv
-from perflab.study import Expander, UnknownStudy, get_study
+from perflab.contract.cell import CellSpec, LoadSpec
+from perflab.contract.runid import RUN_PROFILES
+from perflab.contract.study import Expander, UnknownStudy, get_study
 
 
 class MatrixError(ValueError):
@@ -25,8 +25,10 @@ def merged_study_config(
     study: str, config: dict[str, Any], profiles: dict[str, Any], profile: str
 ) -> dict[str, Any]:
     """A study's matrix with the chosen profile's overrides laid over it."""
-    if profile not in PROFILES:
-        raise MatrixError(f"perflab_profile: unknown profile {profile!r}; choose one of {PROFILES}")
+    if profile not in RUN_PROFILES:
+        raise MatrixError(
+            f"perflab_profile: unknown profile {profile!r}; choose one of {RUN_PROFILES}"
+        )
     if not isinstance(config, dict) or not config:
         raise MatrixError(f"perflab_matrix_{study}: missing or empty")
     merged = copy.deepcopy(config)

@@ -1,4 +1,4 @@
-"""Small process helpers shared by the runner, the agent and perflab.services."""
+"""Small process helpers shared by the runner, the agent and perflab.host.services."""
 
 from __future__ import annotations
 

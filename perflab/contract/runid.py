@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import re
 
+# Run sizes every study's matrix has (smoke: CI, quick: the default, full: the seeds' sizes).
+# Standard library only: `make run-args` checks a run against this with the system Python,
+# before the venv exists.
+RUN_PROFILES = ("smoke", "quick", "full")
+
 RUN_ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 
@@ -25,4 +30,3 @@ def validate_run_id(value: str) -> str:
             "'_', '.', '-'; no '/', no '..', no leading '.' or '-'; at most 128 characters)"
         )
     return value
-

@@ -1,6 +1,6 @@
 """Matrix parameters added after cells were recorded, and what those older cells ran.
 
-A parameter becomes a key of the matrix (and a column of `perflab.load`) when a study
+A parameter becomes a key of the matrix (and a column of `perflab.analysis.frames`) when a study
 starts to vary it; cells recorded before then ran its old fixed value and do not name it.
 The analysis reads them with that value, so old and new runs compare and render alike.
 """
@@ -34,7 +34,7 @@ def with_defaults(
 def own_columns(rows: pd.DataFrame) -> pd.DataFrame:
     """One study's rows without the parameter columns only other studies record.
 
-    `perflab.load` gives a run one frame, so a study's rows carry every other study's
+    `perflab.analysis.frames` gives a run one frame, so a study's rows carry every other study's
     parameters as empty columns; grouping or pivoting on those drops every row (pandas
     skips NaN keys). A column that is empty in all of `rows` is not the study's own.
     """

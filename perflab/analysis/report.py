@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from nbformat import NotebookNode
 
 OVERVIEW = "overview"
-# Where perflab.plots.save writes a page's figures, below the report folder.
+# Where perflab.analysis.plots.save writes a page's figures, below the report folder.
 FIGURES = "figures"
 # The tag papermill gives the cell it inserts with the parameters.
 INJECTED = "injected-parameters"

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.claims import Claim, load_claims
-from perflab.verdicts import (
+from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -75,7 +75,7 @@ def replicate(
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
     or those of the run `against` names (e.g. a second run of the same commit)."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
-    claims = load_claims(reference_dir / CLAIMS_FILE)
+    claims = read_claims(reference_dir / CLAIMS_FILE)
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
     verdicts = judge_run(run_dir, claims) if claims else []

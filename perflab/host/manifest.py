@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from perflab.impls import HostPaths
+from perflab.host.impls import HostPaths
 
 # Python packages whose versions matter to the results, read from the host venv.
 PY_PACKAGES = (

@@ -2,7 +2,8 @@
 
 Runs with the host venv (boto3, pymongo); the controller never imports it.
 
-    python -m perflab.objstore seed --endpoint http://127.0.0.1:17070 --bucket perflab-objects \
+    python -m perflab.studies.aws_io.objstore seed \
+        --endpoint http://127.0.0.1:17070 --bucket perflab-objects \
         --objects 893 --env-file ~/.perflab/aws_io/client.env
 
 Credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or an
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perflab.services import probe, read_env_file, safe_endpoint
+from perflab.host.services import probe, read_env_file, safe_endpoint
 
 KEY_FORMAT = "objects/{:05d}.json"
 
@@ -96,7 +97,7 @@ def check(endpoint: str, region: str, bucket: str, objects: int, mongo_uri: str)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="perflab.objstore", description=__doc__)
+    parser = argparse.ArgumentParser(prog="perflab.studies.aws_io.objstore", description=__doc__)
     parser.add_argument("action", choices=["seed", "count", "check"])
     parser.add_argument("--endpoint", default="", help="S3 endpoint URL; empty: real AWS S3")
     parser.add_argument("--region", default="us-east-1")

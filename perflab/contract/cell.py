@@ -59,12 +59,12 @@ class CellSpec:
     load: LoadSpec
     # Some cells (calibration) must not be judged against the ceiling they establish.
     bound_check: bool = True
-    # Services (perflab.services names, e.g. "s3", "mongo") the server calls: the runner
+    # Services (perflab.host.services names, e.g. "s3", "mongo") the server calls: the runner
     # starts any that is down before the cell and samples them as role "dependency_<name>".
     dependencies: list[str] = field(default_factory=list)
     # Toxiproxy latency in front of what the server calls: each entry {option, upstream,
     # one_way_ms, url} makes the runner start a proxy to upstream and set the server's
-    # option to url with {listen} filled in (e.g. "http://{listen}"). See perflab.proxy.
+    # option to url with {listen} filled in (e.g. "http://{listen}"). See perflab.host.proxy.
     latency_proxies: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:

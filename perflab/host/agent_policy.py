@@ -16,15 +16,15 @@ from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from perflab.cell import CellSpec
-from perflab.impls import Implementation
-from perflab.runid import validate_run_id
+from perflab.contract.cell import CellSpec
+from perflab.contract.runid import validate_run_id
+from perflab.host.impls import Implementation
 
 # No environment travels in a request. Nothing a server needs comes that way: aws_io's S3
 # and MongoDB endpoints are impl.toml options (s3_endpoint, mongo_uri), its credentials come
 # from the env-file the host's own roles wrote (mode 0600, read by the server), and the
 # agent's own environment (PYTHONPATH to the generated code) is set here by
-# perflab.launch.server_env. A name added here must be harmless whatever its value: never a
+# perflab.host.launch.server_env. A name added here must be harmless whatever its value: never a
 # loader, interpreter or path variable (LD_PRELOAD, PYTHONPATH, PATH, NODE_OPTIONS, ...).
 ALLOWED_SERVER_ENV: frozenset[str] = frozenset()
 

@@ -3,7 +3,7 @@
 A claim compares two groups of cells of one study by the ratio of a metric
 (numerator / denominator), or states an error rate of one group. Which cells form a
 group is data (implementation, scenario, client, params); the verdict engine
-(perflab.verdicts) knows no study by name.
+(perflab.analysis.verdicts) knows no study by name.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def parse_claim(index: int, raw: Any) -> Claim:
     )
 
 
-def load_claims(path: str | Path) -> list[Claim]:
+def read_claims(path: str | Path) -> list[Claim]:
     """Every claim of a claims file, in file order; a malformed entry raises ClaimsError."""
     import yaml
 

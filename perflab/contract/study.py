@@ -9,7 +9,8 @@ Each study is a package `perflab/studies/<id>/` whose `__init__.py` exports `STU
   `claim_frame(run_dir) -> pandas.DataFrame` for the verdict engine. The calibration
   pseudo-study has none: its `ceiling.py` picks the ghz on the host instead.
 
-Studies import shared modules (`perflab.matrix`, `perflab.stats`, ...), never each other.
+Studies import shared modules (`perflab.contract.matrix`, `perflab.analysis.stats`, ...),
+never each other.
 Adding a study adds a package; nothing here lists them.
 """
 
@@ -24,9 +25,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.cell import CellSpec
+    from perflab.contract.cell import CellSpec
 
-STUDIES_DIR = Path(__file__).resolve().parent / "studies"
+STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
 
 Expander = Callable[[str, dict[str, Any], set[str]], list["CellSpec"]]
 
@@ -41,7 +42,7 @@ class Study:
     # Its cells load the server with ghz: the run calibrates ghz first (calibrate.yml),
     # and its matrix has the ghz knobs (e.g. `connections`).
     uses_ghz: bool
-    # perflab.services names its servers call (started and sampled beside each cell).
+    # perflab.host.services names its servers call (started and sampled beside each cell).
     services: tuple[str, ...] = ()
     # Roles of setup.yml that build what its cells run (servers, clients, tools).
     builds: tuple[str, ...] = ()
@@ -80,5 +81,7 @@ def get_study(study_id: str) -> Study:
     module = importlib.import_module(name)
     study = getattr(module, "STUDY", None)
     if not isinstance(study, Study) or study.id != study_id:
-        raise TypeError(f"{name}.STUDY: expected a perflab.study.Study with id {study_id!r}")
+        raise TypeError(
+            f"{name}.STUDY: expected a perflab.contract.study.Study with id {study_id!r}"
+        )
     return study

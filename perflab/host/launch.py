@@ -4,8 +4,8 @@ in the host prefix's environment; then wait for READY, sample it, and stop it.
 The runner (a server on this host), the agent (a server on the servers host, for a runner
 elsewhere) and the live tests all start servers through `launch_server` (or `serving`, its
 context-manager form), so a server behaves the same wherever it runs. What the server
-itself calls is started beside it here too: its dependencies (perflab.services) and its
-latency proxies (perflab.proxy).
+itself calls is started beside it here too: its dependencies (perflab.host.services) and its
+latency proxies (perflab.host.proxy).
 
 A server says it is ready by printing a line `READY` on stdout once it listens; stdout and
 stderr both go to its log. Stopping sends SIGTERM, waits STOP_GRACE_S, then kills the
@@ -29,12 +29,12 @@ from typing import IO, Any
 
 import psutil
 
-from perflab.cell import CellSpec
-from perflab.impls import HostPaths, Implementation, UnknownImplementation, command_argv
-from perflab.net import free_port, port_open
-from perflab.procs import log_tail
-from perflab.proxy import LatencyProxy, ProxyError
-from perflab.sampler import ResourceSampler
+from perflab.contract.cell import CellSpec
+from perflab.host.impls import HostPaths, Implementation, UnknownImplementation, command_argv
+from perflab.host.net import free_port, port_open
+from perflab.host.procs import log_tail
+from perflab.host.proxy import LatencyProxy, ProxyError
+from perflab.host.sampler import ResourceSampler
 
 STOP_GRACE_S = 10.0
 
@@ -232,7 +232,7 @@ def start_dependencies(
     services_home: Path, names: list[str], sampler: ResourceSampler
 ) -> tuple[dict[str, int], list[str]]:
     """Each named service's pid, started first when it is down (a note says so), sampled."""
-    from perflab.services import ServiceError, ensure
+    from perflab.host.services import ServiceError, ensure
 
     pids: dict[str, int] = {}
     notes: list[str] = []

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.parsers import (
+from perflab.contract.parsers import (
     MalformedRawFile,
     Metric,
     parse_client_json,
@@ -26,7 +26,7 @@ from perflab.parsers import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MalformedRawFile", "load", "load_cells", "load_manifest", "load_reference"]
+__all__ = ["MalformedRawFile", "read_run", "read_cells", "read_manifest", "read_reference"]
 
 ID_COLUMNS = ["run_id", "study", "scenario", "implementation", "client"]
 # Raw files each load kind must leave in a complete, non-failed cell.
@@ -97,7 +97,7 @@ def cell_metrics(folder: Path, cell: dict[str, Any]) -> list[Metric]:
     return metrics + derived(metrics)
 
 
-def load(run_dir: str | Path) -> pd.DataFrame:
+def read_run(run_dir: str | Path) -> pd.DataFrame:
     """Every complete cell of a run as tidy rows; a failed cell adds a row metric 'failed'."""
     import pandas as pd
 
@@ -151,7 +151,7 @@ def whole_numbers_as_int(column: pd.Series) -> pd.Series:
     return column.astype("Int64")
 
 
-def load_cells(run_dir: str | Path) -> pd.DataFrame:
+def read_cells(run_dir: str | Path) -> pd.DataFrame:
     """One row per cell: status, error, notes, pinning, start/end. For failure tables."""
     import pandas as pd
 
@@ -180,7 +180,7 @@ def load_cells(run_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_manifest(run_dir: str | Path) -> dict[str, Any]:
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / "manifest.json"
     try:
         return json.loads(path.read_text())
@@ -188,7 +188,7 @@ def load_manifest(run_dir: str | Path) -> dict[str, Any]:
         raise MalformedRawFile(path, f"unreadable run manifest ({exc})") from exc
 
 
-def load_reference(reference_dir: str | Path, study: str) -> pd.DataFrame:
+def read_reference(reference_dir: str | Path, study: str) -> pd.DataFrame:
     """The published numbers of a study, transcribed from its seed (data/reference/<study>.csv)."""
     import pandas as pd
 

@@ -34,7 +34,7 @@ class ResourceSampler:
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
         self._t0 = time.monotonic()
         # Where t = 0 is on the wall clock, and when each phase began (t): a server
-        # sampled on another host (perflab.agent) is put on this timeline with them.
+        # sampled on another host (perflab.host.agent) is put on this timeline with them.
         self.wall_t0 = time.time()
         self.phases: list[tuple[float, str]] = [(0.0, self._phase)]
 

@@ -1,4 +1,4 @@
-"""The runner's side of the server agent (perflab.agent): ask it to start a cell's server,
+"""The runner's side of the server agent (perflab.host.agent): ask it to start a cell's server,
 and bring the server's log and samples back into the cell folder when it stops.
 
 Every request carries the run's agent token (`Authorization: Bearer <token>`), read from a
@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from perflab.cell import CellSpec
-from perflab.sampler import COLUMNS
+from perflab.contract.cell import CellSpec
+from perflab.host.sampler import COLUMNS
 
 REQUEST_TIMEOUT_S = 30.0
 

@@ -66,7 +66,7 @@ def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
     resting on a `bound` repeat is led by "≥" (`stats.lower_bounds`; say so: `floor_note`)."""
     import pandas as pd
 
-    from perflab.stats import lower_bounds
+    from perflab.analysis.stats import lower_bounds
 
     if summary.empty:
         return pd.Series(dtype=object, index=summary.index)
@@ -89,7 +89,7 @@ def with_interval(summary: pd.DataFrame, digits: int = 0) -> pd.Series:
 
 def floor_note(table: pd.DataFrame) -> str:
     """The sentence under a table saying what its "≥" means; '' when no figure is marked."""
-    from perflab.bounds import BOUND_FRACTION
+    from perflab.contract.bounds import BOUND_FRACTION
 
     marked = sum(str(v).startswith(FLOOR_MARK) for v in table.to_numpy().ravel())
     if not marked:
@@ -166,7 +166,7 @@ def published_table(
     coverage (from the `coverage` column when the table has one); a ratio that is not a
     number (a published zero) shows as "–"; a measured rate resting on a `bound` repeat is
     led by "≥" (`stats.lower_bounds`; say so: `floor_note`)."""
-    from perflab.stats import interval_header, lower_bounds
+    from perflab.analysis.stats import interval_header, lower_bounds
 
     both = table.dropna(subset=["published", "measured"])
     floors = lower_bounds(both).tolist()

@@ -18,11 +18,13 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from perflab.agent_client import AgentError, RemoteServer, read_token
-from perflab.cell import CellRecord, CellSpec
-from perflab.ghz import ghz_argv, ghz_binary, thin_details
-from perflab.impls import HostPaths, command_argv, discover
-from perflab.launch import (
+from perflab.contract.bounds import BOUND_FRACTION
+from perflab.contract.cell import CellRecord, CellSpec
+from perflab.contract.parsers import ghz_error_messages, parse_ghz
+from perflab.host.agent_client import AgentError, RemoteServer, read_token
+from perflab.host.ghz import ghz_argv, ghz_binary, thin_details
+from perflab.host.impls import HostPaths, command_argv, discover
+from perflab.host.launch import (
     LaunchError,
     Pinning,
     ServerProcess,
@@ -33,12 +35,9 @@ from perflab.launch import (
     start_dependencies,
     start_proxies,
 )
-from perflab.parsers import ghz_error_messages, parse_ghz
-from perflab.procs import log_tail, process_alive
-from perflab.proxy import LatencyProxy
-from perflab.sampler import ResourceSampler
-
-BOUND_FRACTION = 0.7  # a cell above this share of the load generator's ceiling is a lower bound
+from perflab.host.procs import log_tail, process_alive
+from perflab.host.proxy import LatencyProxy
+from perflab.host.sampler import ResourceSampler
 
 
 class CellFailed(Exception):
@@ -132,7 +131,7 @@ class CellRunner:
         self.runs_root = runs_root.resolve()
         self.impls = discover(paths.src / "servers")
         # Multi-host topologies: the server runs on its own host, started by the agent
-        # there (perflab.agent), and listens on server_host, this host's way to reach it.
+        # there (perflab.host.agent), and listens on server_host, this host's way to reach it.
         self.server_agent = server_agent
         self.server_host = server_host
         # The run's agent token: read when a cell asks the agent, never written to a record.

@@ -5,12 +5,12 @@ On localhost the runner starts each server itself. When servers have their own h
 the client host asks this agent, over HTTP on the servers' own network, to start the
 cell's server with its implementation, options and CPUs, and gets its port back. What
 the server itself calls lives beside it, so the agent also starts the cell's dependencies
-when they are down (aws_io's S3 and MongoDB, perflab.services) and their latency proxies,
+when they are down (aws_io's S3 and MongoDB, perflab.host.services) and their latency proxies,
 and samples them. At the end it asks the agent to stop the server and receives the
 server's log, the proxies' logs and the resource samples, which land in the cell folder
 exactly as a local server's would: the data contract does not know which topology
-produced it. The runner's side is perflab.agent_client; both start nothing but what
-perflab.launch starts.
+produced it. The runner's side is perflab.host.agent_client; both start nothing but what
+perflab.host.launch starts.
 
     python -m perflab agent --listen 10.77.0.1 --port 7070 --token-file ~/.perflab/agent/token \
         --home ~/.perflab --src ~/.perflab/src
@@ -19,7 +19,7 @@ Locked down (issue 13): every request must carry the run's token (`Authorization
 the file the server_agent role copied here, mode 0600, read at each request so a new run's
 token takes effect without a restart), or it gets 401 and changes nothing. The agent
 listens on the data address only, never a wildcard one. A start request may only choose
-among this host's implementations and their declared options (perflab.agent_policy) and
+among this host's implementations and their declared options (perflab.host.agent_policy) and
 carries no environment. Every refusal is logged with its reason.
 
 One server at a time (cells run one after the other).
@@ -41,9 +41,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from perflab.agent_policy import Refused, check_request
-from perflab.impls import HostPaths, discover
-from perflab.launch import (
+from perflab.host.agent_policy import Refused, check_request
+from perflab.host.impls import HostPaths, discover
+from perflab.host.launch import (
     LaunchError,
     Pinning,
     ServerProcess,
@@ -51,12 +51,12 @@ from perflab.launch import (
     start_dependencies,
     start_proxies,
 )
-from perflab.procs import process_alive
-from perflab.proxy import LatencyProxy
-from perflab.sampler import ResourceSampler
-from perflab.services import services_dir
+from perflab.host.procs import process_alive
+from perflab.host.proxy import LatencyProxy
+from perflab.host.sampler import ResourceSampler
+from perflab.host.services import services_dir
 
-LOG = logging.getLogger("perflab.agent")
+LOG = logging.getLogger("perflab.host.agent")
 MAX_BODY_BYTES = 1 << 20  # a cell spec is a few KiB
 WILDCARD_ADDRESSES = {"", "0.0.0.0", "::", "[::]"}
 
@@ -117,7 +117,7 @@ class Agent:
         self.paths = HostPaths(home=paths.home.resolve(), src=paths.src.resolve())
         self.listen = listen
         self.token_file = token_file
-        # Where perflab.services keeps this host's S3/MongoDB definitions and pid files;
+        # Where perflab.host.services keeps this host's S3/MongoDB definitions and pid files;
         # netns hosts share the machine's disk, so each has its own (roles/s3_versitygw).
         self.services_home = (services_home or self.paths.home).expanduser()
         self.impls = discover(self.paths.src / "servers")

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from perflab.bounds import FLOORED_METRICS
-from perflab.intervals import median_interval
+from perflab.analysis.intervals import median_interval
+from perflab.contract.bounds import FLOORED_METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +37,7 @@ NAN = float("nan")
 
 
 def median_ci(values: Sequence[float]) -> Estimate:
-    """Median and `perflab.intervals.median_interval` (None below two values: no interval)."""
+    """Median and `intervals.median_interval` (None below two values: no interval)."""
     data = [float(v) for v in values if v == v]  # drop NaN
     if not data:
         return Estimate(NAN, NAN, NAN, 0, NAN, "")
