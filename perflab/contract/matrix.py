@@ -1,24 +1,22 @@
 """The measurement matrix: profiles, validation, and expansion into cells.
 
 Each study's matrix lives in inventory/group_vars/all/<study>.yml as perflab_matrix_<study>,
-with its profile overrides as perflab_profiles_<study>. Every value is checked here, before
-anything runs; a value that makes no sense is refused with the key that holds it.
+with its profile overrides as perflab_profiles_<study>. Here a profile's overrides are laid
+over it and the study's expand() called; the study checks every value against its declared
+record (perflab.contract.knobs) before anything runs, refusing a value that makes no sense
+with the key that holds it.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec
+from perflab.contract.knobs import Context, Ints, MatrixError
 from perflab.contract.runid import RUN_PROFILES
 from perflab.contract.study import Expander, UnknownStudy, get_study
-
-
-class MatrixError(ValueError):
-    """A matrix value that makes no sense; the message names the key."""
 
 
 def merged_study_config(
@@ -38,62 +36,6 @@ def merged_study_config(
         raise MatrixError(f"perflab_profiles_{study}.{profile}: unknown key(s) {sorted(unknown)}")
     merged.update(copy.deepcopy(overrides))
     return merged
-
-
-def require_positive_ints(key: str, values: Any) -> list[int]:
-    if not isinstance(values, list) or not values:
-        raise MatrixError(f"{key}: expected a non-empty list of positive integers, got {values!r}")
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise MatrixError(f"{key}: {value!r} is not a positive integer")
-    return values
-
-
-def require_positive_number(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise MatrixError(f"{key}: {value!r} is not a positive number")
-    return float(value)
-
-
-def require_choice(key: str, values: Any, allowed: Iterable[str]) -> list[str]:
-    allowed = list(allowed)
-    if not isinstance(values, list) or not values:
-        raise MatrixError(f"{key}: expected a non-empty list from {allowed}, got {values!r}")
-    for value in values:
-        if value not in allowed:
-            raise MatrixError(f"{key}: unknown value {value!r}; choose from {allowed}")
-    return values
-
-
-def require_int_at_least(key: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise MatrixError(f"{key}: {value!r} is not an integer >= {minimum}")
-    return value
-
-
-def validate_implementations(key: str, table: Any, known_impls: set[str]) -> dict[str, Any]:
-    """{name: {impl: <language>/<folder>, options: {...}}}: every impl has an impl.toml."""
-    if not isinstance(table, dict) or not table:
-        raise MatrixError(f"{key}: expected a mapping of implementation name to its folder")
-    for name, entry in table.items():
-        if not isinstance(entry, dict) or "impl" not in entry:
-            raise MatrixError(f"{key}.{name}: expected {{impl: <language>/<folder>, options: ...}}")
-        if entry["impl"] not in known_impls:
-            raise MatrixError(
-                f"{key}.{name}.impl: unknown server {entry['impl']!r}; known: {sorted(known_impls)}"
-            )
-        if not isinstance(entry.get("options", {}), dict):
-            raise MatrixError(f"{key}.{name}.options: expected a mapping")
-    return table
-
-
-def validate_named_impl(key: str, entry: Any, known_impls: set[str]) -> dict[str, Any]:
-    """{name: <label>, impl: <language>/<folder>}: one server or client of a study."""
-    if not isinstance(entry, dict) or not {"name", "impl"} <= set(entry):
-        raise MatrixError(f"{key}: expected {{name: <label>, impl: <language>/<folder>}}")
-    if entry["impl"] not in known_impls:
-        raise MatrixError(f"{key}.impl: unknown {entry['impl']!r}; known: {sorted(known_impls)}")
-    return entry
 
 
 # --- ghz studies ---------------------------------------------------------------------------
@@ -127,22 +69,24 @@ HELLO_RPC = GhzCall("hello.proto", "helloworld.Greeter.SayHello", {"name": "perf
 DEFAULT_CONNECTIONS = [1]
 
 
-def ghz_connections(prefix: str, config: dict[str, Any], concurrencies: list[int]) -> list[int]:
+@dataclass(frozen=True)
+class GhzConnections:
     """`connections`: the HTTP/2 connections ghz spreads its concurrency over, one cell each.
 
     ghz gives every connection concurrency / connections workers, so a value above the
-    smallest concurrency would leave connections idle: refused, naming the key.
+    smallest concurrency (a key declared before this one) would leave connections idle.
     """
-    key = f"{prefix}.connections"
-    connections = require_positive_ints(key, config.get("connections", DEFAULT_CONNECTIONS))
-    smallest = min(concurrencies)
-    for value in connections:
-        if value > smallest:
-            raise MatrixError(
-                f"{key}: {value} is above concurrency {smallest} (ghz spreads the concurrency "
-                "over the connections)"
-            )
-    return connections
+
+    def check(self, key: str, value: Any, context: Context) -> list[int]:
+        connections = Ints().check(key, value, context)
+        smallest = min(context.checked["concurrency"])
+        for count in connections:
+            if count > smallest:
+                raise MatrixError(
+                    f"{key}: {count} is above concurrency {smallest} (ghz spreads the "
+                    "concurrency over the connections)"
+                )
+        return connections
 
 
 def connections_suffix(connections: int) -> str:

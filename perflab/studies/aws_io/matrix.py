@@ -3,22 +3,34 @@ call lists an S3 bucket (893 objects) and, in list_save, inserts the listing int
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.knobs import (
+    Choices,
+    Context,
+    Implementations,
+    Int,
+    Ints,
+    KeysOf,
+    MatrixError,
+    Number,
+    Text,
+    knob,
+    validate,
+)
 from perflab.contract.latency import LATENCY_PROFILES as PROXY_PROFILES
 from perflab.contract.matrix import (
+    DEFAULT_CONNECTIONS,
     GhzCall,
-    MatrixError,
+    GhzConnections,
     connections_suffix,
-    ghz_connections,
-    require_choice,
-    require_positive_ints,
-    require_positive_number,
-    validate_implementations,
 )
 
+PREFIX = "perflab_matrix_aws_io"
 PROTO = "objects.proto"
 # scenario -> the RPC ghz calls
 CALLS = {
@@ -33,43 +45,127 @@ DEPENDENCIES = ("s3", "mongo")
 # 0.5-1 s the seed's remote AWS bucket took.
 LATENCY_PROFILES: dict[str, float | None] = {**PROXY_PROFILES, "seed_far_s3": 250.0}
 REQUEST = {"prefix": "objects/"}
+# Keys a latency profile may set for its own cells (`latency_overrides`): a far S3 makes
+# every call slow, so its cells want fewer shapes and concurrencies but more repeats.
+OVERRIDABLE = (
+    "scenarios",
+    "shapes",
+    "concurrency",
+    "repeats",
+    "steady_duration_s",
+    "warmup_s",
+)
 
 
-def validate_endpoints(prefix: str, config: dict[str, Any]) -> dict[str, str]:
-    """The S3 endpoint, bucket and MongoDB URI; none may carry a secret (they reach run data)."""
-    s3 = config.get("s3_endpoint", "")
-    if not isinstance(s3, str) or (s3 and urlsplit(s3).scheme not in ("http", "https")):
-        raise MatrixError(f"{prefix}.s3_endpoint: {s3!r} is not an http(s) URL or '' (AWS S3)")
-    if s3 and (urlsplit(s3).username or urlsplit(s3).password):
-        raise MatrixError(f"{prefix}.s3_endpoint: must not hold credentials (use the environment)")
-    bucket = config.get("bucket")
-    if not isinstance(bucket, str) or not bucket:
-        raise MatrixError(f"{prefix}.bucket: expected a bucket name, got {bucket!r}")
-    mongo = config.get("mongo_uri")
-    if not isinstance(mongo, str) or urlsplit(mongo).scheme not in ("mongodb", "mongodb+srv"):
-        raise MatrixError(f"{prefix}.mongo_uri: {mongo!r} is not a mongodb:// URI")
-    if "@" in urlsplit(mongo).netloc:
-        raise MatrixError(
-            f"{prefix}.mongo_uri: must not hold credentials (it is recorded in the run's data); "
-            "export PERFLAB_MONGO_URI instead"
-        )
-    return {"s3_endpoint": s3, "bucket": bucket, "mongo_uri": mongo}
+# The endpoints reach the run's data (server options, cell.json): none may carry a secret.
+@dataclass(frozen=True)
+class S3Endpoint:
+    """An http(s) URL without credentials, or '' for AWS S3."""
+
+    def check(self, key: str, value: Any, context: Context) -> str:
+        scheme = urlsplit(value).scheme if isinstance(value, str) else None
+        if scheme is None or (value and scheme not in ("http", "https")):
+            raise MatrixError(f"{key}: {value!r} is not an http(s) URL or '' (AWS S3)")
+        if value and (urlsplit(value).username or urlsplit(value).password):
+            raise MatrixError(f"{key}: must not hold credentials (use the environment)")
+        return value
 
 
-def latency_proxies(prefix: str, profile: str, endpoints: dict[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class MongoUri:
+    """A mongodb:// (or mongodb+srv://) URI without credentials."""
+
+    def check(self, key: str, value: Any, context: Context) -> str:
+        if not isinstance(value, str) or urlsplit(value).scheme not in ("mongodb", "mongodb+srv"):
+            raise MatrixError(f"{key}: {value!r} is not a mongodb:// URI")
+        if "@" in urlsplit(value).netloc:
+            raise MatrixError(
+                f"{key}: must not hold credentials (it is recorded in the run's data); "
+                "export PERFLAB_MONGO_URI instead"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class LatencyOverrides:
+    """{profile: {key of OVERRIDABLE: value}}: the sizes a latency profile's cells take."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, dict[str, Any]]:
+        overrides = value or {}
+        if not isinstance(overrides, dict):
+            raise MatrixError(
+                f"{key}: expected a mapping of latency profile to keys, got {value!r}"
+            )
+        for profile, changes in overrides.items():
+            if profile not in LATENCY_PROFILES:
+                raise MatrixError(
+                    f"{key}: {profile!r} is not a latency profile {tuple(LATENCY_PROFILES)}"
+                )
+            if not isinstance(changes, dict):
+                raise MatrixError(f"{key}.{profile}: expected a mapping, got {changes!r}")
+            unknown = sorted(set(changes) - set(OVERRIDABLE))
+            if unknown:
+                raise MatrixError(
+                    f"{key}.{profile}: {unknown} cannot be set per profile {OVERRIDABLE}"
+                )
+        return overrides
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_aws_io (inventory/group_vars/all/aws_io.yml)."""
+
+    implementations: dict[str, Any] = knob(
+        Implementations(), "servers by label: {impl: <language>/<folder>, options}"
+    )
+    run_implementations: list[str] = knob(
+        Choices(KeysOf("implementations"), empty="all"), "labels to run; empty: all", []
+    )
+    scenarios: list[str] = knob(Choices(CALLS), "the RPCs: list_unary, list_stream, list_save")
+    shapes: list[str] = knob(Choices(SHAPES), "seed_n200: ghz -n seed_total; steady: a duration")
+    concurrency: list[int] = knob(Ints(), "ghz -c, one cell each")
+    connections: list[int] = knob(
+        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
+    )
+    seed_total: int = knob(Int(), "ghz -n of a seed_n200 cell")
+    seed_warmup_total: int = knob(Int(), "discarded calls before a seed_n200 cell")
+    steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
+    warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
+    repeats: int = knob(Int(), "cells per configuration")
+    timeout_s: float = knob(Number(), "a cell's ghz run may take this long")
+    s3_endpoint: str = knob(S3Endpoint(), "the S3 the servers list; '': AWS S3", "")
+    bucket: str = knob(Text("a bucket name"), "the bucket the servers list")
+    objects: int = knob(Int(), "objects the bucket must hold")
+    mongo_uri: str = knob(MongoUri(), "the MongoDB list_save inserts into")
+    dependencies: list[str] = knob(
+        Choices(DEPENDENCIES, empty="none"), "services the runner keeps running and samples", []
+    )
+    latency_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
+    )
+    latency_overrides: dict[str, dict[str, Any]] = knob(
+        LatencyOverrides(), "per latency profile, the sizes its own cells take", {}
+    )
+
+    def endpoints(self) -> dict[str, str]:
+        """What the servers are told to talk to (their options)."""
+        return {"s3_endpoint": self.s3_endpoint, "bucket": self.bucket, "mongo_uri": self.mongo_uri}
+
+
+def latency_proxies(matrix: Matrix, profile: str) -> list[dict[str, Any]]:
     """Toxiproxy in front of S3 and MongoDB for one profile; none for "none"."""
     one_way_ms = LATENCY_PROFILES[profile]
     if one_way_ms is None:
         return []
-    s3 = urlsplit(endpoints["s3_endpoint"])
+    s3 = urlsplit(matrix.s3_endpoint)
     if s3.scheme != "http":
         raise MatrixError(
-            f"{prefix}.latency_profiles: {profile!r} needs a plain http s3_endpoint to put a "
-            f"proxy in front of, not {endpoints['s3_endpoint']!r}"
+            f"{PREFIX}.latency_profiles: {profile!r} needs a plain http s3_endpoint to put a "
+            f"proxy in front of, not {matrix.s3_endpoint!r}"
         )
-    mongo = urlsplit(endpoints["mongo_uri"])
+    mongo = urlsplit(matrix.mongo_uri)
     if mongo.scheme != "mongodb":
-        raise MatrixError(f"{prefix}.latency_profiles: {profile!r} needs a mongodb:// mongo_uri")
+        raise MatrixError(f"{PREFIX}.latency_profiles: {profile!r} needs a mongodb:// mongo_uri")
     return [
         {
             "option": "s3_endpoint",
@@ -86,179 +182,90 @@ def latency_proxies(prefix: str, profile: str, endpoints: dict[str, str]) -> lis
     ]
 
 
-def cell(
-    run_id: str,
-    name: str,
-    impl: str,
-    options: dict[str, Any],
-    scenario: str,
-    shape: str,
-    concurrency: int,
-    connections: int,
-    latency: str,
-    repeat: int,
-    knobs: dict[str, Any],
-    dependencies: list[str],
-    proxies: list[dict[str, Any]],
-) -> CellSpec:
+def latency_regimes(
+    matrix: Matrix, config: dict[str, Any], known_impls: set[str]
+) -> dict[str, Matrix]:
+    """Per latency profile, the matrix its cells take: with that profile's overrides, checked
+    under `latency_overrides.<profile>` (the shared keys passed already, so an error there
+    can only be the override's)."""
+    return {
+        profile: validate(
+            Matrix,
+            f"{PREFIX}.latency_overrides.{profile}",
+            {**config, **matrix.latency_overrides[profile]},
+            known_impls,
+        )
+        if matrix.latency_overrides.get(profile)
+        else matrix
+        for profile in matrix.latency_profiles
+    }
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """Where a cell sits in the matrix."""
+
+    name: str
+    latency: str
+    scenario: str
+    shape: str
+    concurrency: int
+    connections: int
+    repeat: int
+
+
+def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, Any]]) -> CellSpec:
     """One server, call, load shape, concurrency, connection count, latency profile, repeat."""
-    load = GhzCall(PROTO, CALLS[scenario], REQUEST).load(
-        concurrency, connections, timeout_s=knobs["timeout_s"]
+    load = GhzCall(PROTO, CALLS[at.scenario], REQUEST).load(
+        at.concurrency, at.connections, timeout_s=regime.timeout_s
     )
     params: dict[str, Any] = {
-        "shape": shape,
-        "concurrency": concurrency,
-        "connections": connections,
-        "objects": knobs["objects"],
-        "latency_profile": latency,
+        "shape": at.shape,
+        "concurrency": at.concurrency,
+        "connections": at.connections,
+        "objects": regime.objects,
+        "latency_profile": at.latency,
     }
-    if shape == "seed_n200":
-        load.total, load.warmup_total = knobs["seed_total"], knobs["seed_warmup"]
-        params["total"] = knobs["seed_total"]
+    if at.shape == "seed_n200":
+        load.total, load.warmup_total = regime.seed_total, regime.seed_warmup_total
+        params["total"] = regime.seed_total
     else:
-        load.duration_s, load.warmup_s = knobs["duration_s"], knobs["warmup_s"]
-        params["duration_s"] = knobs["duration_s"]
-    suffix = "" if latency == "none" else f"-{latency}"
+        load.duration_s, load.warmup_s = regime.steady_duration_s, regime.warmup_s
+        params["duration_s"] = regime.steady_duration_s
+    suffix = "" if at.latency == "none" else f"-{at.latency}"
     return CellSpec(
         run_id=run_id,
         study="aws_io",
-        cell_id=f"{name}-{scenario}-{shape}-c{concurrency}{connections_suffix(connections)}"
-        f"{suffix}-r{repeat}",
-        scenario=scenario,
-        implementation=name,
+        cell_id=f"{at.name}-{at.scenario}-{at.shape}-c{at.concurrency}"
+        f"{connections_suffix(at.connections)}{suffix}-r{at.repeat}",
+        scenario=at.scenario,
+        implementation=at.name,
         client="ghz",
         params=params,
-        repeat=repeat,
-        server=ServerSpec(impl=impl, options=dict(options)),
+        repeat=at.repeat,
+        server=ServerSpec(
+            impl=regime.implementations[at.name]["impl"],
+            options={**regime.implementations[at.name].get("options", {}), **regime.endpoints()},
+        ),
         load=load,
-        dependencies=list(dependencies),
+        dependencies=list(regime.dependencies),
         latency_proxies=[dict(e) for e in proxies],
     )
 
 
-# Keys a latency profile may set for its own cells (`latency_overrides`): a far S3 makes
-# every call slow, so its cells want fewer shapes and concurrencies but more repeats.
-OVERRIDABLE = (
-    "scenarios",
-    "shapes",
-    "concurrency",
-    "repeats",
-    "steady_duration_s",
-    "warmup_s",
-)
-
-
-def regime(prefix: str, config: dict[str, Any], knobs: dict[str, Any]) -> dict[str, Any]:
-    """The sizes of one latency profile's cells, each key validated under its own name."""
-    scenarios = require_choice(f"{prefix}.scenarios", config.get("scenarios"), CALLS)
-    shapes = require_choice(f"{prefix}.shapes", config.get("shapes"), SHAPES)
-    concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
-    connections = ghz_connections(prefix, config, concurrencies)
-    repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
-    duration_s = require_positive_number(
-        f"{prefix}.steady_duration_s", config.get("steady_duration_s")
-    )
-    warmup_s = require_positive_number(f"{prefix}.warmup_s", config.get("warmup_s"))
-    return {
-        "scenarios": scenarios,
-        "shapes": shapes,
-        "concurrencies": concurrencies,
-        "connections": connections,
-        "repeats": repeats,
-        "knobs": {**knobs, "duration_s": duration_s, "warmup_s": warmup_s},
-    }
-
-
-def latency_overrides(
-    prefix: str, config: dict[str, Any], latencies: list[str]
-) -> dict[str, dict[str, Any]]:
-    """`latency_overrides`: per latency profile, the keys of OVERRIDABLE its cells set."""
-    key = f"{prefix}.latency_overrides"
-    overrides = config.get("latency_overrides") or {}
-    if not isinstance(overrides, dict):
-        raise MatrixError(
-            f"{key}: expected a mapping of latency profile to keys, got {overrides!r}"
-        )
-    for profile, changes in overrides.items():
-        if profile not in LATENCY_PROFILES:
-            raise MatrixError(
-                f"{key}: {profile!r} is not a latency profile {tuple(LATENCY_PROFILES)}"
-            )
-        if not isinstance(changes, dict):
-            raise MatrixError(f"{key}.{profile}: expected a mapping, got {changes!r}")
-        unknown = sorted(set(changes) - set(OVERRIDABLE))
-        if unknown:
-            raise MatrixError(f"{key}.{profile}: {unknown} cannot be set per profile {OVERRIDABLE}")
-    return {profile: dict(overrides.get(profile, {})) for profile in latencies}
-
-
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    prefix = "perflab_matrix_aws_io"
-    impls = validate_implementations(
-        f"{prefix}.implementations", config.get("implementations"), known_impls
-    )
-    selected = config.get("run_implementations") or list(impls)
-    require_choice(f"{prefix}.run_implementations", selected, impls)
-    seed_total = require_positive_ints(f"{prefix}.seed_total", [config.get("seed_total")])[0]
-    seed_warmup = require_positive_ints(
-        f"{prefix}.seed_warmup_total", [config.get("seed_warmup_total")]
-    )[0]
-    objects = require_positive_ints(f"{prefix}.objects", [config.get("objects")])[0]
-    timeout_s = require_positive_number(f"{prefix}.timeout_s", config.get("timeout_s"))
-    endpoints = validate_endpoints(prefix, config)
-    dependencies = config.get("dependencies")
-    if dependencies is None or dependencies == []:
-        dependencies = []
-    else:
-        require_choice(f"{prefix}.dependencies", dependencies, DEPENDENCIES)
-    latencies = require_choice(
-        f"{prefix}.latency_profiles", config.get("latency_profiles"), LATENCY_PROFILES
-    )
-    proxies = {p: latency_proxies(prefix, p, endpoints) for p in latencies}
-    knobs = {
-        "objects": objects,
-        "seed_total": seed_total,
-        "seed_warmup": seed_warmup,
-        "timeout_s": timeout_s,
-    }
-    overrides = latency_overrides(prefix, config, latencies)
-    # The shared keys are checked first, so a profile's error can only be its own key's.
-    base = regime(prefix, config, knobs)
-    regimes = {
-        latency: regime(
-            f"{prefix}.latency_overrides.{latency}", {**config, **overrides[latency]}, knobs
+    matrix = validate(Matrix, PREFIX, config, known_impls)
+    proxies = {latency: latency_proxies(matrix, latency) for latency in matrix.latency_profiles}
+    regimes = latency_regimes(matrix, config, known_impls)
+    return [
+        cell(run_id, regimes[latency], Coordinates(name, latency, *sizes), proxies[latency])
+        for name in matrix.run_implementations
+        for latency in matrix.latency_profiles
+        for sizes in itertools.product(
+            regimes[latency].scenarios,
+            regimes[latency].shapes,
+            regimes[latency].concurrency,
+            regimes[latency].connections,
+            range(1, regimes[latency].repeats + 1),
         )
-        if overrides[latency]
-        else base
-        for latency in latencies
-    }
-
-    cells = []
-    for name in selected:
-        entry = impls[name]
-        options = {**dict(entry.get("options", {})), **endpoints}
-        for latency in latencies:
-            sizes = regimes[latency]
-            for scenario in sizes["scenarios"]:
-                for shape in sizes["shapes"]:
-                    for concurrency in sizes["concurrencies"]:
-                        for conns in sizes["connections"]:
-                            for repeat in range(1, sizes["repeats"] + 1):
-                                cells.append(
-                                    cell(
-                                        run_id,
-                                        name,
-                                        entry["impl"],
-                                        options,
-                                        scenario,
-                                        shape,
-                                        concurrency,
-                                        conns,
-                                        latency,
-                                        repeat,
-                                        sizes["knobs"],
-                                        dependencies,
-                                        proxies[latency],
-                                    )
-                                )
-    return cells
+    ]

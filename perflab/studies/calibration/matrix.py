@@ -7,65 +7,65 @@ marks cells "bound". A pseudo-study: cells, but no playbook, notebook or publish
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.knobs import Impl, Int, Ints, Number, Texts, knob, validate
 from perflab.contract.matrix import (
+    DEFAULT_CONNECTIONS,
     HELLO_RPC,
-    MatrixError,
+    GhzConnections,
     connections_suffix,
-    ghz_connections,
-    require_positive_ints,
-    require_positive_number,
 )
+
+PREFIX = "perflab_matrix_calibration"
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_calibration (inventory/group_vars/all/calibration.yml)."""
+
+    server: str = knob(Impl(), "the reference server, <language>/<folder>")
+    ghz_versions: list[str] = knob(Texts("version strings"), "every pinned ghz, measured each")
+    concurrency: list[int] = knob(Ints(), "ghz -c, one cell each; the ceiling is the best")
+    connections: list[int] = knob(
+        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
+    )
+    duration_s: float = knob(Number(), "measured seconds per cell")
+    warmup_s: float = knob(Number(), "discarded ghz run before every cell")
+    repeats: int = knob(Int(), "cells per version and configuration")
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    prefix = "perflab_matrix_calibration"
-    server = config.get("server")
-    if server not in known_impls:
-        raise MatrixError(
-            f"{prefix}.server: unknown server {server!r}; known: {sorted(known_impls)}"
-        )
-    versions = config.get("ghz_versions")
-    if (
-        not isinstance(versions, list)
-        or not versions
-        or not all(isinstance(v, str) for v in versions)
-    ):
-        raise MatrixError(f"{prefix}.ghz_versions: expected a list of version strings")
-    concurrencies = require_positive_ints(f"{prefix}.concurrency", config.get("concurrency"))
-    connections = ghz_connections(prefix, config, concurrencies)
-    duration_s = require_positive_number(f"{prefix}.duration_s", config.get("duration_s"))
-    warmup_s = require_positive_number(f"{prefix}.warmup_s", config.get("warmup_s"))
-    repeats = require_positive_ints(f"{prefix}.repeats", [config.get("repeats")])[0]
+    matrix = validate(Matrix, PREFIX, config, known_impls)
     return [
         CellSpec(
             run_id=run_id,
             study="calibration",
             cell_id=f"ghz-{version}-c{concurrency}{connections_suffix(conns)}-r{repeat}",
             scenario="ceiling",
-            implementation=server.replace("/", "_"),
+            implementation=matrix.server.replace("/", "_"),
             client=f"ghz-{version}",
             params={
                 "concurrency": concurrency,
                 "connections": conns,
-                "duration_s": duration_s,
-                "warmup_s": warmup_s,
+                "duration_s": matrix.duration_s,
+                "warmup_s": matrix.warmup_s,
             },
             repeat=repeat,
-            server=ServerSpec(impl=server),
+            server=ServerSpec(impl=matrix.server),
             load=HELLO_RPC.load(
                 concurrency,
                 conns,
-                duration_s=duration_s,
-                warmup_s=warmup_s,
+                duration_s=matrix.duration_s,
+                warmup_s=matrix.warmup_s,
                 ghz_version=version,
             ),
             bound_check=False,
         )
-        for repeat in range(1, repeats + 1)
-        for version in versions
-        for concurrency in concurrencies
-        for conns in connections
+        for repeat in range(1, matrix.repeats + 1)
+        for version in matrix.ghz_versions
+        for concurrency in matrix.concurrency
+        for conns in matrix.connections
     ]

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
-from perflab.contract.cell import CellSpec, ServerSpec
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.knobs import (
+    Choices,
+    Implementations,
+    Int,
+    Ints,
+    KeysOf,
+    Number,
+    knob,
+    validate,
+)
 from perflab.contract.matrix import (
+    DEFAULT_CONNECTIONS,
     HELLO_RPC,
-    MatrixError,
+    GhzConnections,
     connections_suffix,
-    ghz_connections,
-    require_choice,
-    require_positive_ints,
-    require_positive_number,
-    validate_implementations,
 )
 
 SCENARIOS = ("seed_n200", "steady")
@@ -23,43 +30,55 @@ PREFIX = "perflab_matrix_hello"
 MAX_CONCURRENCY = 10_000
 
 
-def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    impls = validate_implementations(
-        f"{PREFIX}.implementations", config.get("implementations"), known_impls
-    )
-    selected = config.get("run_implementations") or list(impls)
-    require_choice(f"{PREFIX}.run_implementations", selected, impls)
-    scenarios = require_choice(f"{PREFIX}.scenarios", config.get("scenarios"), SCENARIOS)
-    concurrencies = require_positive_ints(f"{PREFIX}.concurrency", config.get("concurrency"))
-    for concurrency in concurrencies:
-        if concurrency > MAX_CONCURRENCY:
-            raise MatrixError(
-                f"{PREFIX}.concurrency: {concurrency} is beyond what ghz can open on one host"
-            )
-    connections = ghz_connections(PREFIX, config, concurrencies)
-    repeats = require_positive_ints(f"{PREFIX}.repeats", [config.get("repeats")])[0]
-    seed_total = require_positive_ints(f"{PREFIX}.seed_total", [config.get("seed_total")])[0]
-    duration_s = require_positive_number(
-        f"{PREFIX}.steady_duration_s", config.get("steady_duration_s")
-    )
-    warmup_s = require_positive_number(f"{PREFIX}.warmup_s", config.get("warmup_s"))
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_hello (inventory/group_vars/all/hello.yml)."""
 
+    implementations: dict[str, Any] = knob(
+        Implementations(), "servers by label: {impl: <language>/<folder>, options}"
+    )
+    run_implementations: list[str] = knob(
+        Choices(KeysOf("implementations"), empty="all"), "labels to run; empty: all", []
+    )
+    scenarios: list[str] = knob(Choices(SCENARIOS), "seed_n200: ghz -n; steady: a duration")
+    concurrency: list[int] = knob(
+        Ints(MAX_CONCURRENCY, "what ghz can open on one host"), "ghz -c, one cell each"
+    )
+    connections: list[int] = knob(
+        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
+    )
+    seed_total: int = knob(Int(), "ghz -n of a seed_n200 cell, and of its warm-up")
+    steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
+    warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
+    repeats: int = knob(Int(), "cells per configuration")
+
+
+def ghz_load(
+    matrix: Matrix, scenario: str, concurrency: int, conns: int
+) -> tuple[LoadSpec, dict[str, Any]]:
+    """One cell's ghz load and the params that say what it was."""
+    spec = HELLO_RPC.load(concurrency, conns)
+    params: dict[str, Any] = {"concurrency": concurrency, "connections": conns}
+    if scenario == "seed_n200":
+        # The seed's exact shape; the warm-up is one more such batch, discarded.
+        spec.total, spec.warmup_total = matrix.seed_total, matrix.seed_total
+        params["total"] = matrix.seed_total
+    else:
+        spec.duration_s, spec.warmup_s = matrix.steady_duration_s, matrix.warmup_s
+        params |= {"duration_s": matrix.steady_duration_s, "warmup_s": matrix.warmup_s}
+    return spec, params
+
+
+def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
+    matrix = validate(Matrix, PREFIX, config, known_impls)
     cells = []
-    for name in selected:
-        entry = impls[name]
-        for scenario in scenarios:
-            for concurrency in concurrencies:
-                for conns in connections:
-                    load = HELLO_RPC.load(concurrency, conns)
-                    params: dict[str, Any] = {"concurrency": concurrency, "connections": conns}
-                    if scenario == "seed_n200":
-                        # The seed's exact shape; the warm-up is one more such batch, discarded.
-                        load.total, load.warmup_total = seed_total, seed_total
-                        params["total"] = seed_total
-                    else:
-                        load.duration_s, load.warmup_s = duration_s, warmup_s
-                        params |= {"duration_s": duration_s, "warmup_s": warmup_s}
-                    for repeat in range(1, repeats + 1):
+    for name in matrix.run_implementations:
+        entry = matrix.implementations[name]
+        for scenario in matrix.scenarios:
+            for concurrency in matrix.concurrency:
+                for conns in matrix.connections:
+                    load_spec, params = ghz_load(matrix, scenario, concurrency, conns)
+                    for repeat in range(1, matrix.repeats + 1):
                         cells.append(
                             CellSpec(
                                 run_id=run_id,
@@ -74,7 +93,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
                                 server=ServerSpec(
                                     impl=entry["impl"], options=dict(entry.get("options", {}))
                                 ),
-                                load=copy.deepcopy(load),
+                                load=copy.deepcopy(load_spec),
                             )
                         )
     return cells

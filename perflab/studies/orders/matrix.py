@@ -11,110 +11,125 @@ per client; every mode gets the same, so unary and bidi are compared on the same
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.latency import LATENCY_PROFILES
-from perflab.contract.matrix import (
+from perflab.contract.knobs import (
+    Choices,
+    Int,
+    Ints,
     MatrixError,
-    require_choice,
-    require_int_at_least,
-    require_positive_ints,
-    validate_named_impl,
+    NamedImpl,
+    Number,
+    SameAs,
+    Text,
+    knob,
+    validate,
 )
+from perflab.contract.latency import LATENCY_PROFILES
 
 PREFIX = "perflab_matrix_orders"
 MODES = ("unary", "bidi", "bidi_pipelined")
 SECURITY = ("plaintext", "tls")
 
 
-def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    server = validate_named_impl(f"{PREFIX}.server", config.get("server"), known_impls)
-    client = validate_named_impl(f"{PREFIX}.client", config.get("client"), known_impls)
-    modes = require_choice(f"{PREFIX}.modes", config.get("modes"), MODES)
-    security = require_choice(f"{PREFIX}.security", config.get("security"), SECURITY)
-    profiles = require_choice(
-        f"{PREFIX}.latency_profiles", config.get("latency_profiles", ["none"]), LATENCY_PROFILES
-    )
-    clients = require_positive_ints(f"{PREFIX}.clients", config.get("clients"))
-    orders = require_positive_ints(f"{PREFIX}.orders", config.get("orders"))
-    workers = require_int_at_least(f"{PREFIX}.workers", config.get("workers"))
-    warmup = require_int_at_least(f"{PREFIX}.warmup", config.get("warmup"), minimum=0)
-    repeats = require_int_at_least(f"{PREFIX}.repeats", config.get("repeats"))
-    topology = config.get("topology", "localhost")
-    if not isinstance(topology, str) or not topology:
-        raise MatrixError(f"{PREFIX}.topology: {topology!r} is not a topology name")
-    tls_dir = config.get("tls_dir", "")
-    if not isinstance(tls_dir, str):
-        raise MatrixError(f"{PREFIX}.tls_dir: {tls_dir!r} is not a path")
-    timeout_s = config.get("timeout_s", 600)
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
-        raise MatrixError(f"{PREFIX}.timeout_s: {timeout_s!r} is not a positive number")
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_orders (inventory/group_vars/all/orders.yml)."""
 
+    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the orders server")
+    client: dict[str, str] = knob(NamedImpl(), "{name, impl} of the orders client")
+    modes: list[str] = knob(Choices(MODES), "unary, bidi (lock-step), bidi_pipelined")
+    security: list[str] = knob(Choices(SECURITY), "plaintext and/or tls")
+    latency_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES), "delays between client and server", ["none"]
+    )
+    clients: list[int] = knob(Ints(), "clients started together")
+    orders: list[int] = knob(Ints(), "orders in total over the clients (the seed's --count)")
+    workers: int = knob(Int(), "server threads; every cell gets at least one per client")
+    warmup: int = knob(Int(minimum=0), "orders each client sends first, discarded")
+    repeats: int = knob(Int(), "cells per configuration")
+    topology: str = knob(Text("a topology name"), "where client and server ran", "localhost")
+    tls_dir: str = knob(Text("a path", empty_ok=True), "certificates; empty: the host's", "")
+    timeout_s: float = knob(Number(), "a client that takes longer fails its cell", 600)
     # A delay makes each order slow: cells with a delayed profile take their own, smaller sizes.
-    delayed_clients = require_positive_ints(
-        f"{PREFIX}.delayed_clients", config.get("delayed_clients", clients)
-    )
-    delayed_orders = require_positive_ints(
-        f"{PREFIX}.delayed_orders", config.get("delayed_orders", orders)
-    )
+    delayed_clients: list[int] = knob(Ints(), "clients of a delayed profile", SameAs("clients"))
+    delayed_orders: list[int] = knob(Ints(), "orders of a delayed profile", SameAs("orders"))
+
+
+def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
+    """(clients, orders) of the cells without and with a delay: orders >= clients."""
     sizes = {
-        False: [(c, n) for c in clients for n in orders if n >= c],
-        True: [(c, n) for c in delayed_clients for n in delayed_orders if n >= c],
+        False: [(c, n) for c in matrix.clients for n in matrix.orders if n >= c],
+        True: [(c, n) for c in matrix.delayed_clients for n in matrix.delayed_orders if n >= c],
     }
     for delayed, key in ((False, "orders"), (True, "delayed_orders")):
         if not sizes[delayed]:
             raise MatrixError(f"{PREFIX}.{key}: every value is below every clients value")
-    cells = []
-    for profile in profiles:
-        pairs = sizes[bool(LATENCY_PROFILES[profile])]
-        for mode in modes:
-            for sec in security:
-                for n_clients, n_orders in pairs:
-                    # The same for every mode: more threads on one side would confound them.
-                    cell_workers = max(workers, n_clients)
-                    params = {
-                        "mode": mode,
-                        "clients": n_clients,
-                        "orders": n_orders,
-                        "security": sec,
-                        "workers": cell_workers,
-                        "topology": topology,
-                        "latency_profile": profile,
-                    }
-                    server_options = {"workers": cell_workers, "security": sec}
-                    client_options = {
-                        "mode": mode,
-                        "clients": n_clients,
-                        "orders": n_orders,
-                        "warmup": warmup,
-                        "security": sec,
-                        "latency_profile": profile,
-                    }
-                    if tls_dir:
-                        server_options["tls_dir"] = client_options["tls_dir"] = tls_dir
-                    for repeat in range(1, repeats + 1):
-                        suffix = "" if profile == "none" else f"-{profile}"
-                        cells.append(
-                            CellSpec(
-                                run_id=run_id,
-                                study="orders",
-                                cell_id=f"{mode}-{sec}-c{n_clients}-n{n_orders}{suffix}-r{repeat}",
-                                scenario=f"{topology}_{mode}",
-                                implementation=server["name"],
-                                client=client["name"],
-                                params=dict(params),
-                                repeat=repeat,
-                                server=ServerSpec(
-                                    impl=server["impl"],
-                                    options=dict(server_options),
-                                ),
-                                load=LoadSpec(
-                                    kind="client",
-                                    client_impl=client["impl"],
-                                    client_options=dict(client_options),
-                                    timeout_s=float(timeout_s),
-                                ),
-                            )
-                        )
-    return cells
+    return sizes
+
+
+def cell(
+    run_id: str,
+    matrix: Matrix,
+    profile: str,
+    mode: str,
+    sec: str,
+    n_clients: int,
+    n_orders: int,
+    repeat: int,
+) -> CellSpec:
+    # The same for every mode: more threads on one side would confound them.
+    cell_workers = max(matrix.workers, n_clients)
+    params = {
+        "mode": mode,
+        "clients": n_clients,
+        "orders": n_orders,
+        "security": sec,
+        "workers": cell_workers,
+        "topology": matrix.topology,
+        "latency_profile": profile,
+    }
+    server_options: dict[str, Any] = {"workers": cell_workers, "security": sec}
+    client_options: dict[str, Any] = {
+        "mode": mode,
+        "clients": n_clients,
+        "orders": n_orders,
+        "warmup": matrix.warmup,
+        "security": sec,
+        "latency_profile": profile,
+    }
+    if matrix.tls_dir:
+        server_options["tls_dir"] = client_options["tls_dir"] = matrix.tls_dir
+    suffix = "" if profile == "none" else f"-{profile}"
+    return CellSpec(
+        run_id=run_id,
+        study="orders",
+        cell_id=f"{mode}-{sec}-c{n_clients}-n{n_orders}{suffix}-r{repeat}",
+        scenario=f"{matrix.topology}_{mode}",
+        implementation=matrix.server["name"],
+        client=matrix.client["name"],
+        params=params,
+        repeat=repeat,
+        server=ServerSpec(impl=matrix.server["impl"], options=server_options),
+        load=LoadSpec(
+            kind="client",
+            client_impl=matrix.client["impl"],
+            client_options=client_options,
+            timeout_s=matrix.timeout_s,
+        ),
+    )
+
+
+def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
+    matrix = validate(Matrix, PREFIX, config, known_impls)
+    sizes = size_pairs(matrix)
+    return [
+        cell(run_id, matrix, profile, mode, sec, n_clients, n_orders, repeat)
+        for profile in matrix.latency_profiles
+        for mode in matrix.modes
+        for sec in matrix.security
+        for n_clients, n_orders in sizes[bool(LATENCY_PROFILES[profile])]
+        for repeat in range(1, matrix.repeats + 1)
+    ]

@@ -13,130 +13,155 @@ context switches and CPU seconds of the whole process, as the seed measured.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.matrix import MatrixError, require_choice, require_positive_ints
+from perflab.contract.knobs import (
+    Choices,
+    Context,
+    Impl,
+    Int,
+    KeysOf,
+    MatrixError,
+    NamedImpl,
+    Number,
+    knob,
+    validate,
+)
 
 PREFIX = "perflab_matrix_pyclients"
 # Numbers per call; 0 is the unary request-reply. Mirrors the clients' harness.
 SCENARIOS = {"request_reply": 0, "stream_10": 10, "stream_100000": 100_000}
 METHODS = ("seed", "steady")
 LOOPS = ("asyncio", "uvloop", "none")  # "none": a blocking client without an event loop
-PER_SCENARIO_COUNTS = ("seed_loops", "steady_calls")
 
 
-def validate_clients(key: str, table: Any, known_impls: set[str]) -> dict[str, Any]:
-    if not isinstance(table, dict) or not table:
-        raise MatrixError(f"{key}: expected a mapping of client name to {{impl, loops}}")
-    for name, entry in table.items():
-        if not isinstance(entry, dict) or "impl" not in entry:
-            raise MatrixError(f"{key}.{name}: expected {{impl: <language>/<folder>, loops: [...]}}")
-        if entry["impl"] not in known_impls:
-            raise MatrixError(
-                f"{key}.{name}.impl: unknown client {entry['impl']!r}; known: {sorted(known_impls)}"
-            )
-        require_choice(f"{key}.{name}.loops", entry.get("loops"), LOOPS)
-    return table
+@dataclass(frozen=True)
+class Clients:
+    """{name: {impl: <language>/<folder>, loops: [...]}}: each client and its event loops."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
+        if not isinstance(value, dict) or not value:
+            raise MatrixError(f"{key}: expected a mapping of client name to {{impl, loops}}")
+        for name, entry in value.items():
+            if not isinstance(entry, dict) or "impl" not in entry:
+                raise MatrixError(
+                    f"{key}.{name}: expected {{impl: <language>/<folder>, loops: [...]}}"
+                )
+            Impl().check(f"{key}.{name}.impl", entry["impl"], context)
+            Choices(LOOPS).check(f"{key}.{name}.loops", entry.get("loops"), context)
+        return value
 
 
-def validate_server(key: str, server: Any, known_impls: set[str]) -> dict[str, Any]:
-    if not isinstance(server, dict) or not {"name", "impl"} <= set(server):
-        raise MatrixError(f"{key}: expected {{name: <label>, impl: <language>/<folder>}}")
-    if server["impl"] not in known_impls:
-        raise MatrixError(
-            f"{key}.impl: unknown server {server['impl']!r}; known: {sorted(known_impls)}"
-        )
-    return server
+@dataclass(frozen=True)
+class Methods:
+    """{seed: [scenario, ...], steady: [...]}: the scenarios each method runs."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, list[str]]:
+        if not isinstance(value, dict) or not value:
+            raise MatrixError(f"{key}: expected a mapping of method {list(METHODS)} to scenarios")
+        for method, scenarios in value.items():
+            if method not in METHODS:
+                raise MatrixError(f"{key}: unknown method {method!r}; choose from {list(METHODS)}")
+            Choices(SCENARIOS).check(f"{key}.{method}", scenarios, context)
+        return value
 
 
-def validate_methods(key: str, methods: Any) -> dict[str, list[str]]:
-    if not isinstance(methods, dict) or not methods:
-        raise MatrixError(f"{key}: expected a mapping of method {list(METHODS)} to scenarios")
-    for method, scenarios in methods.items():
-        if method not in METHODS:
-            raise MatrixError(f"{key}: unknown method {method!r}; choose from {list(METHODS)}")
-        require_choice(f"{key}.{method}", scenarios, SCENARIOS)
-    return methods
+@dataclass(frozen=True)
+class PerScenario:
+    """A count per scenario, each an integer >= minimum: every scenario that `methods` (an
+    earlier key) runs by one of `for_methods` needs one."""
+
+    minimum: int
+    for_methods: tuple[str, ...] = METHODS
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, int]:
+        if not isinstance(value, dict):
+            raise MatrixError(f"{key}: expected a mapping of scenario to a count")
+        unknown = set(value) - set(SCENARIOS)
+        if unknown:
+            raise MatrixError(f"{key}: unknown scenario(s) {sorted(unknown)}")
+        methods = context.checked["methods"]
+        running = {s for method in self.for_methods for s in methods.get(method, [])}
+        for scenario in sorted(running):
+            Int(self.minimum).check(f"{key}.{scenario}", value.get(scenario), context)
+        return value
 
 
-def per_scenario(key: str, table: Any, scenarios: set[str], minimum: int) -> dict[str, int]:
-    """A count per scenario: every scenario that runs needs one, each an int >= minimum."""
-    if not isinstance(table, dict):
-        raise MatrixError(f"{key}: expected a mapping of scenario to a count")
-    unknown = set(table) - set(SCENARIOS)
-    if unknown:
-        raise MatrixError(f"{key}: unknown scenario(s) {sorted(unknown)}")
-    for scenario in sorted(scenarios):
-        value = table.get(scenario)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise MatrixError(f"{key}.{scenario}: {value!r} is not an integer >= {minimum}")
-    return table
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_pyclients (inventory/group_vars/all/pyclients.yml)."""
+
+    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the server every client calls")
+    clients: dict[str, Any] = knob(Clients(), "clients by label: {impl, loops}")
+    run_clients: list[str] = knob(
+        Choices(KeysOf("clients"), empty="all"), "labels to run; empty: all", []
+    )
+    run_loops: list[str] = knob(
+        Choices(LOOPS, empty="all"), "event loops to run; empty: every loop a client lists", []
+    )
+    methods: dict[str, list[str]] = knob(Methods(), "the scenarios seed and steady each run")
+    seed_loops: dict[str, int] = knob(PerScenario(1, ("seed",)), "calls per timeit repeat")
+    steady_calls: dict[str, int] = knob(PerScenario(1, ("steady",)), "timed calls, steady")
+    warmup_calls: dict[str, int] = knob(PerScenario(0), "discarded calls first")
+    seed_repeats: int = knob(Int(), "timeit repeats, the best counts (the seed's 5)")
+    repeats: int = knob(Int(), "cells per configuration")
+    timeout_s: float = knob(Number(), "a client that takes longer fails its cell", 600)
+
+
+def client_options(matrix: Matrix, scenario: str, method: str, loop: str) -> dict[str, Any]:
+    """What the client harness is told: one scenario by one method on one loop."""
+    options = {
+        "scenario": scenario,
+        "method": method,
+        "loop": loop,
+        "warmup_calls": matrix.warmup_calls[scenario],
+    }
+    if method == "seed":
+        return options | {
+            "seed_loops": matrix.seed_loops[scenario],
+            "seed_repeats": matrix.seed_repeats,
+        }
+    return options | {"steady_calls": matrix.steady_calls[scenario]}
+
+
+def cell(
+    run_id: str, matrix: Matrix, name: str, loop: str, scenario: str, method: str, repeat: int
+) -> CellSpec:
+    return CellSpec(
+        run_id=run_id,
+        study="pyclients",
+        cell_id=f"{name}-{loop}-{scenario}-{method}-r{repeat}",
+        scenario=scenario,
+        implementation=matrix.server["name"],
+        client=name,
+        params={"method": method, "loop": loop},
+        repeat=repeat,
+        server=ServerSpec(impl=matrix.server["impl"]),
+        load=LoadSpec(
+            kind="client",
+            client_impl=matrix.clients[name]["impl"],
+            client_options=client_options(matrix, scenario, method, loop),
+            timeout_s=matrix.timeout_s,
+        ),
+    )
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    server = validate_server(f"{PREFIX}.server", config.get("server"), known_impls)
-    clients = validate_clients(f"{PREFIX}.clients", config.get("clients"), known_impls)
-    selected = config.get("run_clients") or list(clients)
-    require_choice(f"{PREFIX}.run_clients", selected, clients)
-    run_loops = config.get("run_loops") or list(LOOPS)
-    require_choice(f"{PREFIX}.run_loops", run_loops, LOOPS)
-    methods = validate_methods(f"{PREFIX}.methods", config.get("methods"))
-    running = {scenario for scenarios in methods.values() for scenario in scenarios}
-    seed_scenarios = set(methods.get("seed", []))
-    steady_scenarios = set(methods.get("steady", []))
-    seed_loops = per_scenario(f"{PREFIX}.seed_loops", config.get("seed_loops"), seed_scenarios, 1)
-    steady_calls = per_scenario(
-        f"{PREFIX}.steady_calls", config.get("steady_calls"), steady_scenarios, 1
-    )
-    warmup_calls = per_scenario(f"{PREFIX}.warmup_calls", config.get("warmup_calls"), running, 0)
-    seed_repeats = require_positive_ints(f"{PREFIX}.seed_repeats", [config.get("seed_repeats")])[0]
-    repeats = require_positive_ints(f"{PREFIX}.repeats", [config.get("repeats")])[0]
-    timeout_s = config.get("timeout_s", 600)
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
-        raise MatrixError(f"{PREFIX}.timeout_s: {timeout_s!r} is not a positive number")
-
-    cells = []
-    for name in selected:
-        entry = clients[name]
-        for loop in [loop for loop in entry["loops"] if loop in run_loops]:
-            for method in METHODS:
-                for scenario in [s for s in SCENARIOS if s in methods.get(method, [])]:
-                    options = {
-                        "scenario": scenario,
-                        "method": method,
-                        "loop": loop,
-                        "warmup_calls": warmup_calls[scenario],
-                    }
-                    if method == "seed":
-                        options |= {
-                            "seed_loops": seed_loops[scenario],
-                            "seed_repeats": seed_repeats,
-                        }
-                    else:
-                        options["steady_calls"] = steady_calls[scenario]
-                    for repeat in range(1, repeats + 1):
-                        cells.append(
-                            CellSpec(
-                                run_id=run_id,
-                                study="pyclients",
-                                cell_id=f"{name}-{loop}-{scenario}-{method}-r{repeat}",
-                                scenario=scenario,
-                                implementation=server["name"],
-                                client=name,
-                                params={"method": method, "loop": loop},
-                                repeat=repeat,
-                                server=ServerSpec(impl=server["impl"]),
-                                load=LoadSpec(
-                                    kind="client",
-                                    client_impl=entry["impl"],
-                                    client_options=dict(options),
-                                    timeout_s=float(timeout_s),
-                                ),
-                            )
-                        )
+    matrix = validate(Matrix, PREFIX, config, known_impls)
+    cells = [
+        cell(run_id, matrix, name, loop, scenario, method, repeat)
+        for name in matrix.run_clients
+        for loop in matrix.clients[name]["loops"]
+        if loop in matrix.run_loops
+        for method in METHODS
+        for scenario in SCENARIOS
+        if scenario in matrix.methods.get(method, [])
+        for repeat in range(1, matrix.repeats + 1)
+    ]
     if not cells:
         raise MatrixError(
-            f"{PREFIX}: no cell to run (run_loops {run_loops} matches no client's loops)"
+            f"{PREFIX}: no cell to run (run_loops {matrix.run_loops} matches no client's loops)"
         )
     return cells

@@ -17,14 +17,23 @@ a size the host cannot hold is refused before the server starts (perflab.host.ru
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.matrix import (
+from perflab.contract.knobs import (
+    Choice,
+    Choices,
+    Context,
+    Impl,
+    Int,
+    Ints,
+    KeysOf,
     MatrixError,
-    require_choice,
-    require_positive_ints,
-    require_positive_number,
+    Number,
+    SameAs,
+    knob,
+    validate,
 )
 
 STUDY = "throughput"
@@ -38,73 +47,120 @@ READY_S_PER_GIB = 10.0
 RUNNER_GRACE_S = 30.0
 
 
-def validate_implementations(key: str, table: Any, known_impls: set[str]) -> dict[str, Any]:
-    if not isinstance(table, dict) or not table:
-        raise MatrixError(f"{key}: expected a mapping of name to {{server, client}}")
-    for name, entry in table.items():
-        if not isinstance(entry, dict) or not {"server", "client"} <= set(entry):
-            raise MatrixError(f"{key}.{name}: expected {{server: <lang>/<folder>, client: ...}}")
-        for role in ("server", "client"):
-            if entry[role] not in known_impls:
+@dataclass(frozen=True)
+class Pairs:
+    """{name: {server, client, server_options?, client_options?}}: each implementation's
+    server and own-language client, every one with an impl.toml."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
+        if not isinstance(value, dict) or not value:
+            raise MatrixError(f"{key}: expected a mapping of name to {{server, client}}")
+        for name, entry in value.items():
+            if not isinstance(entry, dict) or not {"server", "client"} <= set(entry):
                 raise MatrixError(
-                    f"{key}.{name}.{role}: unknown implementation {entry[role]!r}; "
-                    f"known: {sorted(known_impls)}"
+                    f"{key}.{name}: expected {{server: <lang>/<folder>, client: ...}}"
                 )
-            # One folder may serve as two implementations (grpcio sync and grpc.aio).
-            if not isinstance(entry.get(f"{role}_options", {}), dict):
-                raise MatrixError(f"{key}.{name}.{role}_options: expected a mapping")
-    return table
+            for role in ("server", "client"):
+                Impl().check(f"{key}.{name}.{role}", entry[role], context)
+                # One folder may serve as two implementations (grpcio sync and grpc.aio).
+                if not isinstance(entry.get(f"{role}_options", {}), dict):
+                    raise MatrixError(f"{key}.{name}.{role}_options: expected a mapping")
+        return value
 
 
-def validate_floor(key: str, table: Any, known_impls: set[str]) -> dict[str, Any]:
-    """floor: {iperf3: {server, client, options}, openssl: {...}}; empty runs no floor cell."""
-    if table in (None, {}):
-        return {}
-    if not isinstance(table, dict):
-        raise MatrixError(f"{key}: expected a mapping of {list(FLOORS)} to {{server, client}}")
-    for name, entry in table.items():
-        if name not in FLOORS:
-            raise MatrixError(f"{key}: unknown floor {name!r}; choose from {list(FLOORS)}")
-        validate_implementations(key, {name: entry}, known_impls)
-        if not isinstance(entry.get("options", {}), dict):
-            raise MatrixError(f"{key}.{name}.options: expected a mapping")
-    return table
+@dataclass(frozen=True)
+class Floor:
+    """{iperf3: {server, client, options}, openssl: {...}}; empty runs no floor cell."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
+        if value in (None, {}):
+            return {}
+        if not isinstance(value, dict):
+            raise MatrixError(f"{key}: expected a mapping of {list(FLOORS)} to {{server, client}}")
+        for name, entry in value.items():
+            if name not in FLOORS:
+                raise MatrixError(f"{key}: unknown floor {name!r}; choose from {list(FLOORS)}")
+            Pairs().check(key, {name: entry}, context)
+            if not isinstance(entry.get("options", {}), dict):
+                raise MatrixError(f"{key}.{name}.options: expected a mapping")
+        return value
 
 
-def validate_once(key: str, once: Any) -> tuple[list[int], list[str], int]:
-    """once: {sizes: [...], securities: [...], repeats: n}: extra sizes per own-language pair
-    only (not every pair and mode), `repeats` times (default 1)."""
-    if once in (None, {}):
-        return [], [], 1
-    if not isinstance(once, dict) or set(once) - {"sizes", "securities", "repeats"}:
-        raise MatrixError(f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}")
-    sizes = once.get("sizes") or []
-    if not sizes:
-        return [], [], 1
-    require_positive_ints(f"{key}.sizes", sizes)
-    securities = require_choice(f"{key}.securities", once.get("securities"), SECURITIES)
-    repeats = require_positive_ints(f"{key}.repeats", [once.get("repeats", 1)])[0]
-    return sizes, securities, repeats
+@dataclass(frozen=True)
+class OnceSizes:
+    """Extra sizes run per own-language pair only (not every pair and mode)."""
+
+    sizes: list[int]
+    securities: list[str]
+    repeats: int
 
 
-def pairs(impls: dict[str, Any], selected: list[str], reference: str) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Once:
+    """once: {sizes: [...], securities: [...], repeats: n (default 1)}; no sizes: none."""
+
+    def check(self, key: str, value: Any, context: Context) -> OnceSizes:
+        if value in (None, {}):
+            return OnceSizes([], [], 1)
+        if not isinstance(value, dict) or set(value) - {"sizes", "securities", "repeats"}:
+            raise MatrixError(
+                f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}"
+            )
+        if not value.get("sizes"):
+            return OnceSizes([], [], 1)
+        return OnceSizes(
+            Ints().check(f"{key}.sizes", value["sizes"], context),
+            Choices(SECURITIES).check(f"{key}.securities", value.get("securities"), context),
+            Int().check(f"{key}.repeats", value.get("repeats", 1), context),
+        )
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_throughput (inventory/group_vars/all/throughput.yml)."""
+
+    implementations: dict[str, Any] = knob(Pairs(), "by name: {server, client, *_options}")
+    run_implementations: list[str] = knob(
+        Choices(KeysOf("implementations"), empty="all"), "names to run; empty: all", []
+    )
+    reference_server: str = knob(
+        Choice(KeysOf("implementations")), "the server every client also runs against"
+    )
+    securities: list[str] = knob(Choices(SECURITIES), "none, tls, mtls")
+    sizes: list[int] = knob(Ints(), "payload bytes, every pair and security")
+    once: OnceSizes = knob(Once(), "extra sizes per own-language pair only", {})
+    max_chunk_bytes: int = knob(Int(), "the clients' largest message", 64 << 20)
+    chunk_bytes: int = knob(Int(), "bytes per message")
+    warmup_bytes: int = knob(Int(minimum=0), "a discarded stream before the timed call")
+    timeout_s: float = knob(Number(), "the client's deadline")
+    repeats: int = knob(Int(), "cells per configuration")
+    floor: dict[str, Any] = knob(Floor(), "iperf3 / openssl floor cells; empty: none", {})
+    floor_repeats: int = knob(Int(), "cells per floor", SameAs("repeats"))
+
+
+def checked(config: dict[str, Any], known_impls: set[str]) -> Matrix:
+    """The record, and what relates two keys: a chunk the clients can take."""
+    matrix = validate(Matrix, PREFIX, config, known_impls)
+    if matrix.chunk_bytes > matrix.max_chunk_bytes:
+        raise MatrixError(
+            f"{PREFIX}.chunk_bytes: {matrix.chunk_bytes} is above the clients' "
+            f"{matrix.max_chunk_bytes} byte limit"
+        )
+    return matrix
+
+
+def pairs(matrix: Matrix) -> list[tuple[str, str]]:
     """(server, client) names: each own-language pair, then each client on the reference."""
+    selected, reference = matrix.run_implementations, matrix.reference_server
     own = [(name, name) for name in selected]
-    cross = [(reference, name) for name in selected if name != reference and reference in impls]
+    cross = [(reference, name) for name in selected if name != reference]
     return own + cross
 
 
 def grpc_cell(
-    run_id: str,
-    impls: dict[str, Any],
-    server: str,
-    client: str,
-    security: str,
-    size: int,
-    repeat: int,
-    knobs: dict[str, Any],
+    run_id: str, matrix: Matrix, server: str, client: str, security: str, size: int, repeat: int
 ) -> CellSpec:
-    chunk = knobs["chunk_bytes"]
+    impls = matrix.implementations
     pair = "own" if server == client else "cross"
     return CellSpec(
         run_id=run_id,
@@ -113,14 +169,14 @@ def grpc_cell(
         scenario=security,
         implementation=server,
         client=client,
-        params={"payload_bytes": size, "chunk_bytes": chunk, "pair": pair},
+        params={"payload_bytes": size, "chunk_bytes": matrix.chunk_bytes, "pair": pair},
         repeat=repeat,
         server=ServerSpec(
             impl=impls[server]["server"],
             options={
                 **impls[server].get("server_options", {}),
                 "size": size,
-                "chunk_bytes": chunk,
+                "chunk_bytes": matrix.chunk_bytes,
                 "security": security,
             },
             memory_bytes=size,
@@ -132,18 +188,17 @@ def grpc_cell(
             client_options={
                 **impls[client].get("client_options", {}),
                 "expect_bytes": size,
-                "warmup_bytes": min(knobs["warmup_bytes"], size),
+                "warmup_bytes": min(matrix.warmup_bytes, size),
                 "security": security,
-                "timeout_s": knobs["timeout_s"],
+                "timeout_s": matrix.timeout_s,
             },
-            timeout_s=knobs["timeout_s"] + RUNNER_GRACE_S,
+            timeout_s=matrix.timeout_s + RUNNER_GRACE_S,
         ),
     )
 
 
-def floor_cell(
-    run_id: str, name: str, entry: dict[str, Any], repeat: int, timeout_s: float
-) -> CellSpec:
+def floor_cell(run_id: str, matrix: Matrix, name: str, repeat: int) -> CellSpec:
+    entry = matrix.floor[name]
     return CellSpec(
         run_id=run_id,
         study=STUDY,
@@ -158,54 +213,32 @@ def floor_cell(
             kind="client",
             client_impl=entry["client"],
             client_options=dict(entry.get("options", {})),
-            timeout_s=timeout_s,
+            timeout_s=matrix.timeout_s,
         ),
     )
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    impls = validate_implementations(
-        f"{PREFIX}.implementations", config.get("implementations"), known_impls
-    )
-    selected = config.get("run_implementations") or list(impls)
-    require_choice(f"{PREFIX}.run_implementations", selected, impls)
-    reference = config.get("reference_server")
-    if reference not in impls:
-        raise MatrixError(f"{PREFIX}.reference_server: {reference!r} is not one of {sorted(impls)}")
-    securities = require_choice(f"{PREFIX}.securities", config.get("securities"), SECURITIES)
-    sizes = require_positive_ints(f"{PREFIX}.sizes", config.get("sizes"))
-    once_sizes, once_securities, once_repeats = validate_once(f"{PREFIX}.once", config.get("once"))
-    chunk = require_positive_ints(f"{PREFIX}.chunk_bytes", [config.get("chunk_bytes")])[0]
-    if chunk > config.get("max_chunk_bytes", 64 << 20):
-        raise MatrixError(f"{PREFIX}.chunk_bytes: {chunk} is above the clients' 64 MiB limit")
-    warmup = config.get("warmup_bytes")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise MatrixError(f"{PREFIX}.warmup_bytes: {warmup!r} is not an integer >= 0")
-    timeout_s = require_positive_number(f"{PREFIX}.timeout_s", config.get("timeout_s"))
-    repeats = require_positive_ints(f"{PREFIX}.repeats", [config.get("repeats")])[0]
-    floor = validate_floor(f"{PREFIX}.floor", config.get("floor"), known_impls)
-    floor_repeats = require_positive_ints(
-        f"{PREFIX}.floor_repeats", [config.get("floor_repeats", repeats)]
-    )[0]
-    knobs = {"chunk_bytes": chunk, "warmup_bytes": warmup, "timeout_s": timeout_s}
-
-    cells = []
-    for repeat in range(1, repeats + 1):
-        for server, client in pairs(impls, selected, reference):
-            for security in securities:
-                for size in sizes:
-                    cells.append(
-                        grpc_cell(run_id, impls, server, client, security, size, repeat, knobs)
-                    )
-    for repeat in range(1, once_repeats + 1):
-        for name in selected:
-            for security in once_securities:
-                for size in once_sizes:
-                    if size not in sizes:
-                        cells.append(
-                            grpc_cell(run_id, impls, name, name, security, size, repeat, knobs)
-                        )
-    for repeat in range(1, floor_repeats + 1):
-        for name, entry in floor.items():
-            cells.append(floor_cell(run_id, name, entry, repeat, timeout_s))
-    return cells
+    matrix = checked(config, known_impls)
+    once = matrix.once
+    every_pair = [
+        grpc_cell(run_id, matrix, server, client, security, size, repeat)
+        for repeat in range(1, matrix.repeats + 1)
+        for server, client in pairs(matrix)
+        for security in matrix.securities
+        for size in matrix.sizes
+    ]
+    own_pair_once = [
+        grpc_cell(run_id, matrix, name, name, security, size, repeat)
+        for repeat in range(1, once.repeats + 1)
+        for name in matrix.run_implementations
+        for security in once.securities
+        for size in once.sizes
+        if size not in matrix.sizes
+    ]
+    floor = [
+        floor_cell(run_id, matrix, name, repeat)
+        for repeat in range(1, matrix.floor_repeats + 1)
+        for name in matrix.floor
+    ]
+    return every_pair + own_pair_once + floor

@@ -9,15 +9,21 @@ runner samples the server's and the client's CPU and RSS every 100 ms.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.matrix import (
+from perflab.contract.knobs import (
+    Choices,
+    Context,
+    Flag,
+    Int,
+    KeysOf,
     MatrixError,
-    require_choice,
-    require_positive_ints,
-    require_positive_number,
-    validate_named_impl,
+    NamedImpl,
+    Number,
+    knob,
+    validate,
 )
 
 PREFIX = "perflab_matrix_watch"
@@ -31,19 +37,45 @@ COPY_PER_CALL = ("js_object", "protobuf_cache")
 BASE_BYTES = 256 * 2**20
 
 
-def validate_folders(key: str, table: Any) -> dict[str, dict[str, int]]:
-    if not isinstance(table, dict) or not table:
-        raise MatrixError(f"{key}: expected a mapping of folder name to {{pairs, pair_bytes}}")
-    for name, entry in table.items():
-        if not isinstance(entry, dict) or set(entry) != {"pairs", "pair_bytes"}:
-            raise MatrixError(f"{key}.{name}: expected exactly {{pairs: N, pair_bytes: B}}")
-        for field in ("pairs", "pair_bytes"):
-            require_positive_ints(f"{key}.{name}.{field}", [entry[field]])
-        if entry["pair_bytes"] < 32:
-            raise MatrixError(
-                f"{key}.{name}.pair_bytes: {entry['pair_bytes']} is below a key's size"
-            )
-    return table
+@dataclass(frozen=True)
+class Folders:
+    """{name: {pairs: N, pair_bytes: B}}: the folders the server serves, each pair >= a key."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, dict[str, int]]:
+        if not isinstance(value, dict) or not value:
+            raise MatrixError(f"{key}: expected a mapping of folder name to {{pairs, pair_bytes}}")
+        for name, entry in value.items():
+            if not isinstance(entry, dict) or set(entry) != {"pairs", "pair_bytes"}:
+                raise MatrixError(f"{key}.{name}: expected exactly {{pairs: N, pair_bytes: B}}")
+            for field in ("pairs", "pair_bytes"):
+                Int().check(f"{key}.{name}.{field}", entry[field], context)
+            if entry["pair_bytes"] < 32:
+                raise MatrixError(
+                    f"{key}.{name}.pair_bytes: {entry['pair_bytes']} is below a key's size"
+                )
+        return value
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """perflab_matrix_watch (inventory/group_vars/all/watch.yml)."""
+
+    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the watch server")
+    client: dict[str, str] = knob(NamedImpl(), "{name, impl} of the watch client")
+    strategies: list[str] = knob(Choices(STRATEGIES), "the server's cache strategies to run")
+    messages: list[str] = knob(Choices(MESSAGES), "mono: one message of N pairs; separated: N")
+    folders: dict[str, dict[str, int]] = knob(Folders(), "folders by name: {pairs, pair_bytes}")
+    run_folders: list[str] = knob(
+        Choices(KeysOf("folders"), empty="all"), "folders to run; empty: all", []
+    )
+    clients: int = knob(Int(), "client connections (the seed's pods)")
+    watches_per_client: int = knob(Int(), "watches each client starts at once")
+    warmup_watches: int = knob(Int(minimum=0), "watches before the burst, discarded", 1)
+    repeats: int = knob(Int(), "cells per configuration")
+    timeout_s: float = knob(Number(), "a watch slower than this fails its cell", 600)
+    refuse_without_memory: bool = knob(
+        Flag(), "refuse a cell the host has not the memory for (memory_needed)", True
+    )
 
 
 def memory_needed(strategy: str, message: str, folder: dict[str, int], watchers: int) -> int:
@@ -60,77 +92,61 @@ def memory_needed(strategy: str, message: str, folder: dict[str, int], watchers:
     return BASE_BYTES + copies * folder_bytes + client
 
 
-def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
-    server = validate_named_impl(f"{PREFIX}.server", config.get("server"), known_impls)
-    client = validate_named_impl(f"{PREFIX}.client", config.get("client"), known_impls)
-    strategies = require_choice(f"{PREFIX}.strategies", config.get("strategies"), STRATEGIES)
-    messages = require_choice(f"{PREFIX}.messages", config.get("messages"), MESSAGES)
-    folders = validate_folders(f"{PREFIX}.folders", config.get("folders"))
-    run_folders = config.get("run_folders") or list(folders)
-    require_choice(f"{PREFIX}.run_folders", run_folders, folders)
-    clients = require_positive_ints(f"{PREFIX}.clients", [config.get("clients")])[0]
-    watches = require_positive_ints(
-        f"{PREFIX}.watches_per_client", [config.get("watches_per_client")]
-    )[0]
-    warmup = config.get("warmup_watches", 1)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise MatrixError(f"{PREFIX}.warmup_watches: {warmup!r} is not an integer >= 0")
-    repeats = require_positive_ints(f"{PREFIX}.repeats", [config.get("repeats")])[0]
-    timeout_s = require_positive_number(f"{PREFIX}.timeout_s", config.get("timeout_s", 600))
-    refuse = config.get("refuse_without_memory", True)
-    if not isinstance(refuse, bool):
-        raise MatrixError(f"{PREFIX}.refuse_without_memory: {refuse!r} is not true or false")
+def cell(
+    run_id: str, matrix: Matrix, folder_name: str, message: str, strategy: str, repeat: int
+) -> CellSpec:
+    folder = matrix.folders[folder_name]
+    needed = memory_needed(strategy, message, folder, matrix.clients * matrix.watches_per_client)
+    return CellSpec(
+        run_id=run_id,
+        study=STUDY,
+        cell_id=f"{strategy}-{message}-{folder_name}-r{repeat}",
+        scenario=f"{message}_{folder_name}",
+        implementation=strategy,
+        client=matrix.client["name"],
+        params={
+            "message": message,
+            "folder": folder_name,
+            "clients": matrix.clients,
+            "watches_per_client": matrix.watches_per_client,
+            "kv_pairs": folder["pairs"],
+            "pair_bytes": folder["pair_bytes"],
+        },
+        repeat=repeat,
+        server=ServerSpec(
+            impl=matrix.server["impl"],
+            options={
+                "strategy": strategy,
+                "folder": folder_name,
+                "pairs": folder["pairs"],
+                "pair_bytes": folder["pair_bytes"],
+            },
+            memory_bytes=needed if matrix.refuse_without_memory else 0,
+        ),
+        load=LoadSpec(
+            kind="client",
+            client_impl=matrix.client["impl"],
+            client_options={
+                "method": message,
+                "folder": folder_name,
+                "pairs": folder["pairs"],
+                "clients": matrix.clients,
+                "watches": matrix.watches_per_client,
+                "warmup_watches": matrix.warmup_watches,
+                "timeout_s": matrix.timeout_s,
+            },
+            # Every watch has timeout_s; the whole client a little more.
+            timeout_s=matrix.timeout_s + 60,
+        ),
+    )
 
-    cells = []
-    for folder_name in run_folders:
-        folder = folders[folder_name]
-        for message in messages:
-            for strategy in strategies:
-                params = {
-                    "message": message,
-                    "folder": folder_name,
-                    "clients": clients,
-                    "watches_per_client": watches,
-                    "kv_pairs": folder["pairs"],
-                    "pair_bytes": folder["pair_bytes"],
-                }
-                needed = memory_needed(strategy, message, folder, clients * watches)
-                for repeat in range(1, repeats + 1):
-                    cells.append(
-                        CellSpec(
-                            run_id=run_id,
-                            study=STUDY,
-                            cell_id=f"{strategy}-{message}-{folder_name}-r{repeat}",
-                            scenario=f"{message}_{folder_name}",
-                            implementation=strategy,
-                            client=client["name"],
-                            params=dict(params),
-                            repeat=repeat,
-                            server=ServerSpec(
-                                impl=server["impl"],
-                                options={
-                                    "strategy": strategy,
-                                    "folder": folder_name,
-                                    "pairs": folder["pairs"],
-                                    "pair_bytes": folder["pair_bytes"],
-                                },
-                                memory_bytes=needed if refuse else 0,
-                            ),
-                            load=LoadSpec(
-                                kind="client",
-                                client_impl=client["impl"],
-                                client_options={
-                                    "method": message,
-                                    "folder": folder_name,
-                                    "pairs": folder["pairs"],
-                                    "clients": clients,
-                                    "watches": watches,
-                                    "warmup_watches": warmup,
-                                    "timeout_s": timeout_s,
-                                },
-                                # Every watch has timeout_s; the whole client a little more.
-                                timeout_s=timeout_s + 60,
-                            ),
-                        )
-                    )
-    return cells
+
+def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
+    matrix = validate(Matrix, PREFIX, config, known_impls)
+    return [
+        cell(run_id, matrix, folder_name, message, strategy, repeat)
+        for folder_name in matrix.run_folders
+        for message in matrix.messages
+        for strategy in matrix.strategies
+        for repeat in range(1, matrix.repeats + 1)
+    ]
