@@ -47,6 +47,8 @@ def test_seed_shape_cells_use_the_seed_total():
     [
         ({"concurrency": [10, 0]}, "perflab_matrix_hello.concurrency"),
         ({"concurrency": [2.5]}, "perflab_matrix_hello.concurrency"),
+        ({"concurrency": [20_000]}, "perflab_matrix_hello.concurrency"),
+        ({"concurency": [10]}, "perflab_matrix_hello: unknown key(s) ['concurency']"),
         ({"scenarios": ["sometimes"]}, "perflab_matrix_hello.scenarios"),
         (
             {"implementations": {"x": {"impl": "rust/nope"}}},

@@ -88,14 +88,20 @@ class MongoUri:
 
 @dataclass(frozen=True)
 class LatencyOverrides:
-    """{profile: {key of OVERRIDABLE: value}}: the sizes a latency profile's cells take."""
+    """{profile: {key of OVERRIDABLE: value}}: the sizes a latency profile's cells take.
 
-    def check(self, key: str, value: Any, context: Context) -> dict[str, dict[str, Any]]:
+    Checked last: each profile's cells get the whole matrix with its overrides laid over
+    it, checked under `latency_overrides.<profile>` (the shared keys passed already, so an
+    error there can only be the override's).
+    """
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, Matrix]:
         overrides = value or {}
         if not isinstance(overrides, dict):
             raise MatrixError(
                 f"{key}: expected a mapping of latency profile to keys, got {value!r}"
             )
+        regimes = {}
         for profile, changes in overrides.items():
             if profile not in LATENCY_PROFILES:
                 raise MatrixError(
@@ -108,7 +114,9 @@ class LatencyOverrides:
                 raise MatrixError(
                     f"{key}.{profile}: {unknown} cannot be set per profile {OVERRIDABLE}"
                 )
-        return overrides
+            regime = {**context.checked, **changes}
+            regimes[profile] = validate(Matrix, f"{key}.{profile}", regime, context.known_impls)
+        return regimes
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,8 @@ class Matrix:
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
     )
-    latency_overrides: dict[str, dict[str, Any]] = knob(
+    # Last: a profile's overrides are checked with every other key.
+    latency_overrides: dict[str, Matrix] = knob(
         LatencyOverrides(), "per latency profile, the sizes its own cells take", {}
     )
 
@@ -180,25 +189,6 @@ def latency_proxies(matrix: Matrix, profile: str) -> list[dict[str, Any]]:
             "url": "mongodb://{listen}/" + (f"?{mongo.query}" if mongo.query else ""),
         },
     ]
-
-
-def latency_regimes(
-    matrix: Matrix, config: dict[str, Any], known_impls: set[str]
-) -> dict[str, Matrix]:
-    """Per latency profile, the matrix its cells take: with that profile's overrides, checked
-    under `latency_overrides.<profile>` (the shared keys passed already, so an error there
-    can only be the override's)."""
-    return {
-        profile: validate(
-            Matrix,
-            f"{PREFIX}.latency_overrides.{profile}",
-            {**config, **matrix.latency_overrides[profile]},
-            known_impls,
-        )
-        if matrix.latency_overrides.get(profile)
-        else matrix
-        for profile in matrix.latency_profiles
-    }
 
 
 @dataclass(frozen=True)
@@ -256,7 +246,7 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
     proxies = {latency: latency_proxies(matrix, latency) for latency in matrix.latency_profiles}
-    regimes = latency_regimes(matrix, config, known_impls)
+    regimes = {latency: matrix.latency_overrides.get(latency, matrix) for latency in proxies}
     return [
         cell(run_id, regimes[latency], Coordinates(name, latency, *sizes), proxies[latency])
         for name in matrix.run_implementations
