@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec
-from perflab.contract.knobs import Context, Ints, MatrixError
+from perflab.contract.knobs import (
+    Choices,
+    Context,
+    Implementations,
+    Ints,
+    KeysOf,
+    MatrixError,
+    NamedImpl,
+    knob,
+)
 from perflab.contract.runid import RUN_PROFILES
 from perflab.contract.study import Expander, UnknownStudy, get_study
 
@@ -36,6 +45,29 @@ def merged_study_config(
         raise MatrixError(f"perflab_profiles_{study}.{profile}: unknown key(s) {sorted(unknown)}")
     merged.update(copy.deepcopy(overrides))
     return merged
+
+
+def run_implementations_knob() -> Any:
+    """`run_implementations`: which of the (earlier) `implementations` run; empty: all."""
+    return knob(Choices(KeysOf("implementations"), empty="all"), "labels to run; empty: all", [])
+
+
+@dataclass(frozen=True)
+class ServerTable:
+    """The first keys of a study that runs several servers (a study's Matrix extends it)."""
+
+    implementations: dict[str, Any] = knob(
+        Implementations(), "servers by label: {impl: <language>/<folder>, options}"
+    )
+    run_implementations: list[str] = run_implementations_knob()
+
+
+@dataclass(frozen=True)
+class ServerAndClient:
+    """The first keys of a study with one server and one client of its own."""
+
+    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the server")
+    client: dict[str, str] = knob(NamedImpl(), "{name, impl} of the client")
 
 
 # --- ghz studies ---------------------------------------------------------------------------
@@ -87,6 +119,11 @@ class GhzConnections:
                     "concurrency over the connections)"
                 )
         return connections
+
+
+def connections_knob() -> Any:
+    """A ghz study's `connections` key, declared after its `concurrency`."""
+    return knob(GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS)
 
 
 def connections_suffix(connections: int) -> str:

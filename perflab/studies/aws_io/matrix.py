@@ -12,10 +12,8 @@ from perflab.contract.cell import CellSpec, ServerSpec
 from perflab.contract.knobs import (
     Choices,
     Context,
-    Implementations,
     Int,
     Ints,
-    KeysOf,
     MatrixError,
     Number,
     Text,
@@ -24,9 +22,9 @@ from perflab.contract.knobs import (
 )
 from perflab.contract.latency import LATENCY_PROFILES as PROXY_PROFILES
 from perflab.contract.matrix import (
-    DEFAULT_CONNECTIONS,
     GhzCall,
-    GhzConnections,
+    ServerTable,
+    connections_knob,
     connections_suffix,
 )
 
@@ -120,21 +118,13 @@ class LatencyOverrides:
 
 
 @dataclass(frozen=True)
-class Matrix:
-    """perflab_matrix_aws_io (inventory/group_vars/all/aws_io.yml)."""
+class Matrix(ServerTable):
+    """perflab_matrix_aws_io (group_vars/all/aws_io.yml): ServerTable's keys, then these."""
 
-    implementations: dict[str, Any] = knob(
-        Implementations(), "servers by label: {impl: <language>/<folder>, options}"
-    )
-    run_implementations: list[str] = knob(
-        Choices(KeysOf("implementations"), empty="all"), "labels to run; empty: all", []
-    )
     scenarios: list[str] = knob(Choices(CALLS), "the RPCs: list_unary, list_stream, list_save")
     shapes: list[str] = knob(Choices(SHAPES), "seed_n200: ghz -n seed_total; steady: a duration")
     concurrency: list[int] = knob(Ints(), "ghz -c, one cell each")
-    connections: list[int] = knob(
-        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
-    )
+    connections: list[int] = connections_knob()
     seed_total: int = knob(Int(), "ghz -n of a seed_n200 cell")
     seed_warmup_total: int = knob(Int(), "discarded calls before a seed_n200 cell")
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")

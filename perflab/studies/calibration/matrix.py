@@ -13,9 +13,8 @@ from typing import Any
 from perflab.contract.cell import CellSpec, ServerSpec
 from perflab.contract.knobs import Impl, Int, Ints, Number, Texts, knob, validate
 from perflab.contract.matrix import (
-    DEFAULT_CONNECTIONS,
     HELLO_RPC,
-    GhzConnections,
+    connections_knob,
     connections_suffix,
 )
 
@@ -29,9 +28,7 @@ class Matrix:
     server: str = knob(Impl(), "the reference server, <language>/<folder>")
     ghz_versions: list[str] = knob(Texts("version strings"), "every pinned ghz, measured each")
     concurrency: list[int] = knob(Ints(), "ghz -c, one cell each; the ceiling is the best")
-    connections: list[int] = knob(
-        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
-    )
+    connections: list[int] = connections_knob()
     duration_s: float = knob(Number(), "measured seconds per cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every cell")
     repeats: int = knob(Int(), "cells per version and configuration")

@@ -9,18 +9,16 @@ from typing import Any
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
     Choices,
-    Implementations,
     Int,
     Ints,
-    KeysOf,
     Number,
     knob,
     validate,
 )
 from perflab.contract.matrix import (
-    DEFAULT_CONNECTIONS,
     HELLO_RPC,
-    GhzConnections,
+    ServerTable,
+    connections_knob,
     connections_suffix,
 )
 
@@ -31,22 +29,14 @@ MAX_CONCURRENCY = 10_000
 
 
 @dataclass(frozen=True)
-class Matrix:
-    """perflab_matrix_hello (inventory/group_vars/all/hello.yml)."""
+class Matrix(ServerTable):
+    """perflab_matrix_hello (inventory/group_vars/all/hello.yml): ServerTable's keys, then these."""
 
-    implementations: dict[str, Any] = knob(
-        Implementations(), "servers by label: {impl: <language>/<folder>, options}"
-    )
-    run_implementations: list[str] = knob(
-        Choices(KeysOf("implementations"), empty="all"), "labels to run; empty: all", []
-    )
     scenarios: list[str] = knob(Choices(SCENARIOS), "seed_n200: ghz -n; steady: a duration")
     concurrency: list[int] = knob(
         Ints(MAX_CONCURRENCY, "what ghz can open on one host"), "ghz -c, one cell each"
     )
-    connections: list[int] = knob(
-        GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS
-    )
+    connections: list[int] = connections_knob()
     seed_total: int = knob(Int(), "ghz -n of a seed_n200 cell, and of its warm-up")
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")

@@ -20,7 +20,6 @@ from perflab.contract.knobs import (
     Int,
     Ints,
     MatrixError,
-    NamedImpl,
     Number,
     SameAs,
     Text,
@@ -28,6 +27,7 @@ from perflab.contract.knobs import (
     validate,
 )
 from perflab.contract.latency import LATENCY_PROFILES
+from perflab.contract.matrix import ServerAndClient
 
 PREFIX = "perflab_matrix_orders"
 MODES = ("unary", "bidi", "bidi_pipelined")
@@ -35,11 +35,9 @@ SECURITY = ("plaintext", "tls")
 
 
 @dataclass(frozen=True)
-class Matrix:
-    """perflab_matrix_orders (inventory/group_vars/all/orders.yml)."""
+class Matrix(ServerAndClient):
+    """perflab_matrix_orders (group_vars/all/orders.yml): server and client, then these."""
 
-    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the orders server")
-    client: dict[str, str] = knob(NamedImpl(), "{name, impl} of the orders client")
     modes: list[str] = knob(Choices(MODES), "unary, bidi (lock-step), bidi_pipelined")
     security: list[str] = knob(Choices(SECURITY), "plaintext and/or tls")
     latency_profiles: list[str] = knob(

@@ -20,7 +20,7 @@ from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
     Choices,
     Context,
-    Impl,
+    Implementations,
     Int,
     KeysOf,
     MatrixError,
@@ -42,14 +42,8 @@ class Clients:
     """{name: {impl: <language>/<folder>, loops: [...]}}: each client and its event loops."""
 
     def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
-        if not isinstance(value, dict) or not value:
-            raise MatrixError(f"{key}: expected a mapping of client name to {{impl, loops}}")
+        Implementations().check(key, value, context)
         for name, entry in value.items():
-            if not isinstance(entry, dict) or "impl" not in entry:
-                raise MatrixError(
-                    f"{key}.{name}: expected {{impl: <language>/<folder>, loops: [...]}}"
-                )
-            Impl().check(f"{key}.{name}.impl", entry["impl"], context)
             Choices(LOOPS).check(f"{key}.{name}.loops", entry.get("loops"), context)
         return value
 

@@ -35,6 +35,7 @@ from perflab.contract.knobs import (
     knob,
     validate,
 )
+from perflab.contract.matrix import run_implementations_knob
 
 STUDY = "throughput"
 PREFIX = "perflab_matrix_throughput"
@@ -120,9 +121,7 @@ class Matrix:
     """perflab_matrix_throughput (inventory/group_vars/all/throughput.yml)."""
 
     implementations: dict[str, Any] = knob(Pairs(), "by name: {server, client, *_options}")
-    run_implementations: list[str] = knob(
-        Choices(KeysOf("implementations"), empty="all"), "names to run; empty: all", []
-    )
+    run_implementations: list[str] = run_implementations_knob()
     reference_server: str = knob(
         Choice(KeysOf("implementations")), "the server every client also runs against"
     )

@@ -20,11 +20,11 @@ from perflab.contract.knobs import (
     Int,
     KeysOf,
     MatrixError,
-    NamedImpl,
     Number,
     knob,
     validate,
 )
+from perflab.contract.matrix import ServerAndClient
 
 PREFIX = "perflab_matrix_watch"
 STUDY = "watch"
@@ -57,11 +57,9 @@ class Folders:
 
 
 @dataclass(frozen=True)
-class Matrix:
-    """perflab_matrix_watch (inventory/group_vars/all/watch.yml)."""
+class Matrix(ServerAndClient):
+    """perflab_matrix_watch (inventory/group_vars/all/watch.yml): server and client, then these."""
 
-    server: dict[str, str] = knob(NamedImpl(), "{name, impl} of the watch server")
-    client: dict[str, str] = knob(NamedImpl(), "{name, impl} of the watch client")
     strategies: list[str] = knob(Choices(STRATEGIES), "the server's cache strategies to run")
     messages: list[str] = knob(Choices(MESSAGES), "mono: one message of N pairs; separated: N")
     folders: dict[str, dict[str, int]] = knob(Folders(), "folders by name: {pairs, pair_bytes}")
