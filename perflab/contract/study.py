@@ -2,8 +2,8 @@
 
 Each study is a package `perflab/studies/<id>/` whose `__init__.py` exports `STUDY`:
 
-- `matrix.py`: `expand(run_id, config, known_impls) -> list[CellSpec]`, its matrix's
-  validation (host side: standard library only);
+- `matrix.py`: `Matrix`, its matrix's keys declared once (perflab.contract.knobs), and
+  `expand(run_id, config, known_impls) -> list[CellSpec]` (host side: standard library only);
 - `analysis.py`: what its notebook shows (pandas; imported only by notebooks and tests,
   never by the host side, so `Study` names it rather than importing it). It may define
   `claim_frame(run_dir) -> pandas.DataFrame` for the verdict engine. The calibration
