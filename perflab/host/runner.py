@@ -20,7 +20,7 @@ from pathlib import Path
 
 from perflab.contract.bounds import BOUND_FRACTION
 from perflab.contract.cell import CellRecord, CellSpec
-from perflab.contract.parsers import ghz_error_messages, parse_ghz
+from perflab.contract.parsers import ghz_error_messages, parse_ghz, terminating_signal
 from perflab.host.agent_client import AgentError, RemoteServer, read_token
 from perflab.host.ghz import ghz_argv, ghz_binary, thin_details
 from perflab.host.impls import HostPaths, command_argv, discover
@@ -84,17 +84,15 @@ def run_tool(
 def killed_by(time_file: Path) -> str:
     """GNU time's word on a signal (the OOM killer's SIGKILL shows only there)."""
     try:
-        text = time_file.read_text(errors="replace")
+        number = terminating_signal(time_file.read_text(errors="replace"))
     except OSError:
         return ""
-    for line in text.splitlines():
-        if line.startswith("Command terminated by signal"):
-            number = int(line.rsplit(" ", 1)[-1])
-            try:
-                return f" (killed by signal {number}, {signal.Signals(number).name})"
-            except ValueError:
-                return f" (killed by signal {number})"
-    return ""
+    if number is None:
+        return ""
+    try:
+        return f" (killed by signal {number}, {signal.Signals(number).name})"
+    except ValueError:
+        return f" (killed by signal {number})"
 
 
 def ghz_error_summary(path: Path) -> str:
