@@ -10,7 +10,7 @@ import pytest
 from perflab.analysis.frames import read_reference, read_run
 from perflab.analysis.report import render
 from perflab.contract.matrix import MatrixError, expand
-from perflab.studies.orders import analysis as od
+from perflab.studies.orders import analysis as orders
 from tests.conftest import REPO, overclaimed_intervals, study_vars
 
 KNOWN = {"python/orders_server", "python/orders_client"}
@@ -154,11 +154,11 @@ def test_slowdowns_pair_modes_only_on_the_same_workers():
             ("bidi", "plaintext", 1): {"elapsed_per_1000_orders": 0.6},
         }
     )
-    table = od.slowdowns(od.summarize(same))
+    table = orders.slowdowns(orders.summarize(same))
     assert table["bidi / unary"].tolist() == [pytest.approx(2.4)]
     # The old confounded pair (bidi on more workers than unary) is no pair at all.
     confounded = same.assign(workers=same["mode"].map({"unary": 10, "bidi": 100}))
-    assert od.slowdowns(od.summarize(confounded)).empty
+    assert orders.slowdowns(orders.summarize(confounded)).empty
 
 
 def test_study_rows_keep_orders_rows_beside_another_studys_empty_columns():
@@ -168,10 +168,10 @@ def test_study_rows_keep_orders_rows_beside_another_studys_empty_columns():
     other = frame.iloc[:1].assign(study="hello", metric="rps", value=5.0, concurrency=2)
     run = pd.concat([frame, other], ignore_index=True)  # concurrency: NaN on orders rows
     assert run.loc[run["study"] == "orders", "concurrency"].isna().all()
-    summary = od.summarize(run)
+    summary = orders.summarize(run)
     cpu = summary[summary["metric"] == "server_cpu_us_per_order"]
     assert cpu["median"].tolist() == [pytest.approx(200.0)]
-    table = od.metric_table(summary, "server_cpu_us_per_order")
+    table = orders.metric_table(summary, "server_cpu_us_per_order")
     assert len(table) == 1
 
 
@@ -179,10 +179,10 @@ def test_latency_table_shows_only_percentiles_the_orders_support():
     few = rows(
         {("unary", "plaintext", 1): {"rtt_p99": 900.0, "rtt_p999": 950.0, "orders_ok": 1000}}
     )
-    table = od.latency_table(od.summarize(few))
+    table = orders.latency_table(orders.summarize(few))
     assert "rtt_p99 (us)" in table and "rtt_p999 (us)" not in table
     many = few.assign(value=few["value"].where(few["metric"] != "orders_ok", 20_000.0))
-    assert "rtt_p999 (us)" in od.latency_table(od.summarize(many))
+    assert "rtt_p999 (us)" in orders.latency_table(orders.summarize(many))
 
 
 def test_server_cpu_per_order_and_tls_cost():
@@ -202,11 +202,11 @@ def test_server_cpu_per_order_and_tls_cost():
             },
         }
     )
-    summary = od.summarize(frame)
+    summary = orders.summarize(frame)
     cpu = summary[summary["metric"] == "server_cpu_us_per_order"].set_index("security")
     assert cpu.loc["plaintext", "median"] == pytest.approx(200.0)
     assert cpu.loc["tls", "median"] == pytest.approx(300.0)
-    table = od.tls_cost(summary)
+    table = orders.tls_cost(summary)
     assert table.columns.name is None  # no stray header above the row index
     cost = table.reset_index().set_index("metric")["tls / plaintext"]
     assert cost["rtt p50 (us)"] == pytest.approx(1.5)
@@ -217,11 +217,11 @@ def test_failed_cells_and_other_studies_are_left_out():
     frame = rows({("unary", "plaintext", 1): {"elapsed_per_1000_orders": 0.25}})
     failed = frame.assign(status="failed", metric="failed", value=1.0)
     other = frame.assign(study="hello")
-    assert len(od.study_rows(pd.concat([frame, failed, other]))) == len(frame)
+    assert len(orders.study_rows(pd.concat([frame, failed, other]))) == len(frame)
 
 
 def test_published_runs_are_per_1000_orders():
-    runs = od.published_runs(read_reference(REFERENCE, "orders")).set_index(
+    runs = orders.published_runs(read_reference(REFERENCE, "orders")).set_index(
         ["scenario", "clients", "orders"]
     )
     assert runs.loc[("localhost_unary", 1000, 100000), "per_1000_orders_s"] == pytest.approx(
@@ -230,7 +230,7 @@ def test_published_runs_are_per_1000_orders():
     assert runs.loc[("localhost_bidi", 10000, 1000), "runs"] == 13
     # The 100 000-client log counts once, at the furthest point the seed showed.
     assert runs.loc[("localhost_unary", 100000, 10000), "elapsed_s"] == pytest.approx(2.6195)
-    assert od.published_claims(read_reference(REFERENCE, "orders")) == {
+    assert orders.published_claims(read_reference(REFERENCE, "orders")) == {
         "unary": 0.25,
         "bidi": 0.6,
         "claim_slowdown_vs_unary": 2.0,
@@ -243,7 +243,7 @@ def test_fixture_run_is_a_real_smoke_run_with_every_order_answered():
     ok = frame[frame["metric"] == "orders_ok"]
     assert (ok["value"] == ok["orders"]).all()
     assert (frame[frame["metric"] == "stamp_violations"]["value"] == 0).all()
-    cdfs = od.load_cdfs(FIXTURE)
+    cdfs = orders.load_cdfs(FIXTURE)
     assert set(cdfs["latency"]) == {"rtt", "oneway_request", "oneway_reply"}
     assert set(cdfs["mode"]) == {"unary", "bidi"} and set(cdfs["security"]) == {"plaintext", "tls"}
     client = json.loads(next(FIXTURE.glob("orders/*/client.json")).read_text())
@@ -270,10 +270,12 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
 def test_proxy_overhead_is_through_the_proxy_minus_direct():
     direct = rows({("unary", "plaintext", 1): {"rtt_p50": 300.0, "rtt_p99": 900.0}})
     proxied = direct.assign(latency_profile="proxy_0ms", value=direct["value"] + 150.0)
-    table = od.proxy_overhead(od.summarize(pd.concat([direct, proxied]))).set_index("metric")
+    table = orders.proxy_overhead(orders.summarize(pd.concat([direct, proxied]))).set_index(
+        "metric"
+    )
     assert table.loc["rtt_p50", "added by the proxy (us)"] == pytest.approx(150.0)
     assert table.loc["rtt_p99", "direct (us)"] == pytest.approx(900.0)
-    assert od.proxy_overhead(od.summarize(direct)).empty
+    assert orders.proxy_overhead(orders.summarize(direct)).empty
 
 
 def test_cpu_note_says_what_server_cpu_per_order_shows_either_way():
@@ -291,17 +293,17 @@ def test_cpu_note_says_what_server_cpu_per_order_shows_either_way():
             },
         }
     )
-    note = od.cpu_per_order_note(od.summarize(cheap_stream))
+    note = orders.cpu_per_order_note(orders.summarize(cheap_stream))
     assert "100 us of CPU per order in a lock-step stream and 200 us per unary call" in note
     assert "skips the per-call work" in note
     dear = cheap_stream.copy()
     dear.loc[dear["metric"] == "server_cpu_seconds", "value"] = [0.2, 0.4]
-    assert "costs the server more" in od.cpu_per_order_note(od.summarize(dear))
+    assert "costs the server more" in orders.cpu_per_order_note(orders.summarize(dear))
     same = cheap_stream.copy()
     same.loc[same["metric"] == "server_cpu_seconds", "value"] = 0.2
-    assert "does not explain" in od.cpu_per_order_note(od.summarize(same))
+    assert "does not explain" in orders.cpu_per_order_note(orders.summarize(same))
     only_unary = cheap_stream[cheap_stream["mode"] == "unary"]
-    assert od.cpu_per_order_note(od.summarize(only_unary)) == ""
+    assert orders.cpu_per_order_note(orders.summarize(only_unary)) == ""
 
 
 def test_proxy_overhead_note_says_when_noise_exceeds_the_proxys_cost():
@@ -312,20 +314,20 @@ def test_proxy_overhead_note_says_when_noise_exceeds_the_proxys_cost():
         }
     )
     slower = direct.assign(latency_profile="proxy_0ms", value=direct["value"] + 100.0)
-    table = od.proxy_overhead(od.summarize(pd.concat([direct, slower])))
-    assert od.proxy_overhead_note(table) == ""
+    table = orders.proxy_overhead(orders.summarize(pd.concat([direct, slower])))
+    assert orders.proxy_overhead_note(table) == ""
     # The far tail of one configuration came out faster through the proxy than direct.
     faster = slower.copy()
     tail = (faster["metric"] == "rtt_p99") & (faster["clients"] == 100)
     faster.loc[tail, "value"] = 44_907.0
-    table = od.proxy_overhead(od.summarize(pd.concat([direct, faster])))
-    note = od.proxy_overhead_note(table)
+    table = orders.proxy_overhead(orders.summarize(pd.concat([direct, faster])))
+    note = orders.proxy_overhead_note(table)
     assert note.startswith(
         "1 of 4 differences are negative (rtt_p50: 0 of 2; rtt_p99: 1 of 2), down to "
         "-105,787 us (unary tls 100 clients rtt_p99: 150,694 direct, 44,907 through the proxy)."
     )
     assert "the noise between runs exceeds the proxy's cost" in note
-    assert od.proxy_overhead_note(od.proxy_overhead(od.summarize(direct))) == ""
+    assert orders.proxy_overhead_note(orders.proxy_overhead(orders.summarize(direct))) == ""
 
 
 def test_cpu_note_names_the_latency_profile_it_is_about_and_those_it_leaves_to_the_table():
@@ -334,21 +336,21 @@ def test_cpu_note_names_the_latency_profile_it_is_about_and_those_it_leaves_to_t
         ("bidi", "plaintext", 1): {"server_cpu_seconds": 0.1, "orders_ok": 1000},
     }
     direct = rows(cells)
-    note = od.cpu_per_order_note(od.summarize(direct))
+    note = orders.cpu_per_order_note(orders.summarize(direct))
     assert note.startswith(
         "In the cells of latency profile none (direct, no proxy), the server spent a median "
         "100 us of CPU per order in a lock-step stream and 200 us per unary call"
     )
     lan = direct.assign(latency_profile="lan")
     lan.loc[lan["metric"] == "server_cpu_seconds", "value"] = [0.3, 0.6]
-    both = od.summarize(pd.concat([direct, lan]))
+    both = orders.summarize(pd.concat([direct, lan]))
     # The direct numbers still, and the table's other profile named, not mixed in.
-    note = od.cpu_per_order_note(both)
+    note = orders.cpu_per_order_note(both)
     assert note.startswith(
         "In the cells of latency profile none (direct, no proxy), not those of lan in the "
         "table above, the server spent a median 100 us"
     )
-    note = od.cpu_per_order_note(both, "lan")
+    note = orders.cpu_per_order_note(both, "lan")
     assert note.startswith(
         "In the cells of latency profile lan (through Toxiproxy, 0.5 ms each way), not those "
         "of none in the table above, the server spent a median 600 us"
@@ -356,18 +358,20 @@ def test_cpu_note_names_the_latency_profile_it_is_about_and_those_it_leaves_to_t
 
 
 def test_clients_and_cdf_figures_name_their_latency_profile_in_the_title():
-    summary = od.summarize(rows({("unary", "plaintext", 1): {"rtt_p50": 400.0}}))
+    summary = orders.summarize(rows({("unary", "plaintext", 1): {"rtt_p50": 400.0}}))
     lan = summary.assign(latency_profile="lan", median=summary["median"] * 3)
     both = pd.concat([summary, lan], ignore_index=True)
-    assert od.latency_vs_clients(both, "rtt_p50")["median"].tolist() == [400.0]
-    assert od.latency_vs_clients(both, "rtt_p50", "lan")["median"].tolist() == [1200.0]
-    assert od.vs_clients_title("rtt_p50") == (
+    assert orders.latency_vs_clients(both, "rtt_p50")["median"].tolist() == [400.0]
+    assert orders.latency_vs_clients(both, "rtt_p50", "lan")["median"].tolist() == [1200.0]
+    assert orders.vs_clients_title("rtt_p50") == (
         "orders: rtt_p50 vs clients\nlatency profile none (direct, no proxy)"
     )
-    assert od.vs_clients_title("rtt_p50", "proxy_0ms").endswith(
+    assert orders.vs_clients_title("rtt_p50", "proxy_0ms").endswith(
         "latency profile proxy_0ms (through Toxiproxy, no delay)"
     )
-    cdfs = od.load_cdfs(FIXTURE)
-    title = od.cdf_figure(cdfs, "rtt", "plaintext").axes[0].get_title()
-    assert title == "Latency CDF per order (rtt, plaintext, repeat 1)\n" + od.profile_words("none")
-    assert od.profile_words("none") == "latency profile none (direct, no proxy)"
+    cdfs = orders.load_cdfs(FIXTURE)
+    title = orders.cdf_figure(cdfs, "rtt", "plaintext").axes[0].get_title()
+    assert title == "Latency CDF per order (rtt, plaintext, repeat 1)\n" + orders.profile_words(
+        "none"
+    )
+    assert orders.profile_words("none") == "latency profile none (direct, no proxy)"

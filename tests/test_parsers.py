@@ -12,10 +12,13 @@ import pytest
 from perflab.analysis import frames
 from perflab.contract.parsers import (
     MalformedRawFile,
+    client_cdfs,
     parse_ghz,
     parse_resources,
+    parse_server_stats,
     parse_time_v,
     read_raw_text,
+    terminating_signal,
 )
 from perflab.host.ghz import thin_details
 
@@ -87,6 +90,14 @@ def test_time_v_malformed_names_file_and_field():
         parse_time_v(path.read_text(), path)
     with pytest.raises(MalformedRawFile, match="not GNU time -v output"):
         parse_time_v("hello\n", "x.txt")
+
+
+def test_time_v_names_the_signal_that_killed_the_command():
+    real = (DATA / "time_v_real.txt").read_text()
+    assert terminating_signal(real) is None
+    assert terminating_signal("Command terminated by signal 9\n" + real) == 9
+    # Only GNU time's own line counts, not the timed command's words quoted in it.
+    assert terminating_signal('\tCommand being timed: "Command terminated by signal 9"') is None
 
 
 def test_resources_real_samples():
@@ -205,3 +216,40 @@ def test_load_names_a_malformed_raw_file(tmp_path):
     victim.write_text("Command terminated by signal 9\n")
     with pytest.raises(MalformedRawFile, match=f"{victim.parent.name}/time.txt: not GNU time"):
         frames.read_run(run)
+
+
+RUNS = DATA / "runs"
+
+
+def test_server_stats_line_of_a_real_server_log():
+    path = next(RUNS.glob("aws_io_fixture/aws_io/*list_stream*/server.log"))
+    stats = parse_server_stats(path.read_text(), path)
+    assert stats["calls"]["ListObjectsStream"] > 0
+    assert stats["messages_sent"]["ListObjectsStream"] >= stats["calls"]["ListObjectsStream"]
+
+
+def test_server_stats_take_the_last_line_and_are_empty_without_one():
+    assert parse_server_stats('STATS {"calls": 1}\nSTATS {"calls": 2}\n') == {"calls": 2}
+    assert parse_server_stats("listening on 127.0.0.1:5000\n") == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"), [("STATS {", "not JSON"), ("STATS [1]", "not a JSON object")]
+)
+def test_malformed_server_stats_name_the_file(line, reason):
+    with pytest.raises(MalformedRawFile, match=f"server.log: STATS line is {reason}"):
+        parse_server_stats(line, "server.log")
+
+
+def test_client_cdfs_of_a_real_client_report():
+    path = next(RUNS.glob("orders_fixture/orders/*/client.json"))
+    cdfs = client_cdfs(path.read_text(), path)
+    quantiles = [q for q, _ in cdfs["rtt"]]
+    assert quantiles == sorted(quantiles) and 0 < quantiles[-1] <= 1
+    assert client_cdfs('{"metrics": []}') == {}
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"cdf_us": 3}'])
+def test_malformed_client_cdfs_name_the_file(text):
+    with pytest.raises(MalformedRawFile, match="client.json: not a client report"):
+        client_cdfs(text, "client.json")

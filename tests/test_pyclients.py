@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from perflab.contract.matrix import MatrixError, expand
-from perflab.studies.pyclients import analysis as pc
+from perflab.studies.pyclients import analysis as pyclients
 from tests.conftest import REPO, study_vars
 
 KNOWN = {
@@ -51,7 +51,7 @@ def test_quick_profile_runs_every_client_loop_scenario_and_method():
     assert len(quick) == 7 * (2 + 3) * 3
     assert len({c.cell_id for c in quick}) == len(quick)
     assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
-    assert {c.scenario for c in quick if c.params["method"] == "steady"} == set(pc.SCENARIOS)
+    assert {c.scenario for c in quick if c.params["method"] == "steady"} == set(pyclients.SCENARIOS)
     assert {(c.client, c.params["loop"]) for c in quick} == {
         ("grpc_aio", "asyncio"),
         ("grpc_aio", "uvloop"),
@@ -182,7 +182,7 @@ def test_findings_rank_clients_and_call_out_the_method_flip():
         ),
         rows("grpc_aio", "uvloop", "request_reply", "steady", "time_per_call", [0.36, 0.36, 0.36]),
     )
-    text = pc.findings(pc.summarize(data))
+    text = pyclients.findings(pyclients.summarize(data))
     # Seed method: betterproto wins request-reply by 3.0 / 1.5 = 2.0x.
     assert "betterproto/grpclib is fastest" in text
     assert "2.0x faster than grpc.aio" in text
@@ -207,12 +207,12 @@ def test_findings_say_when_the_intervals_overlap_and_when_a_single_repeat_differ
             [1.1, 1.4, 1.3],
         ),
     )
-    assert "(intervals overlap)" in pc.findings(pc.summarize(overlapping))
+    assert "(intervals overlap)" in pyclients.findings(pyclients.summarize(overlapping))
     single = frame(
         rows("grpc_aio", "asyncio", "stream_10", "steady", "time_per_call", [1.0]),
         rows("betterproto_grpclib", "asyncio", "stream_10", "steady", "time_per_call", [1.3]),
     )
-    text = pc.findings(pc.summarize(single))
+    text = pyclients.findings(pyclients.summarize(single))
     assert "1.3x faster than betterproto/grpclib" in text and "overlap" not in text
 
 
@@ -230,7 +230,7 @@ def test_findings_on_an_empty_run_say_so():
             "loop",
         ]
     )
-    assert "nothing to show" in pc.findings(pc.summarize(empty))
+    assert "nothing to show" in pyclients.findings(pyclients.summarize(empty))
 
 
 def test_failed_cells_and_other_studies_are_left_out():
@@ -251,7 +251,7 @@ def test_failed_cells_and_other_studies_are_left_out():
             }
         ],
     )
-    summary = pc.summarize(data)
+    summary = pyclients.summarize(data)
     assert summary[["client", "metric", "median"]].values.tolist() == [
         ["grpc_aio", "time_per_call", 1.0]
     ]
@@ -263,7 +263,7 @@ def test_process_cpu_is_user_plus_system_from_gnu_time():
         rows("grpc_aio", "asyncio", "stream_10", "seed", "client_cpu_system", [0.12], "s"),
         rows("grpc_aio", "asyncio", "stream_10", "seed", "client_max_rss", [40960], "KiB"),
     )
-    table = pc.process_table(pc.summarize(data), "seed")
+    table = pyclients.process_table(pyclients.summarize(data), "seed")
     assert table.loc[("stream_10", "grpc.aio"), "CPU (s)"] == pytest.approx(0.42)
     assert table.loc[("stream_10", "grpc.aio"), "max RSS (MiB)"] == 40.0
 
@@ -278,7 +278,7 @@ def test_published_numbers_are_matched_to_the_right_method():
         ),
         rows("grpc_aio", "asyncio", "request_reply", "seed", "client_max_rss", [40352], "KiB"),
     )
-    table = pc.published_vs_measured(pc.summarize(data), PUBLISHED).set_index(
+    table = pyclients.published_vs_measured(pyclients.summarize(data), PUBLISHED).set_index(
         ["scenario", "client", "metric"]
     )
     assert table.loc[("request_reply", "grpc_aio", "time_per_call"), "ratio"] == pytest.approx(0.5)
@@ -299,7 +299,7 @@ def test_process_counts_read_as_whole_numbers_and_memory_and_cpu_keep_decimals()
         grpc_aio_seed("stream_10", "client_cpu_user", [1.0], "s"),
         grpc_aio_seed("stream_10", "client_cpu_system", [0.0], "s"),
     )
-    shown = pc.process_table(pc.summarize(data), "seed").to_string()
+    shown = pyclients.process_table(pyclients.summarize(data), "seed").to_string()
     assert " 6934 " in shown and " 600" in shown and "6934.0" not in shown
     assert " 40.0 " in shown and " 1.0" in shown  # MiB and seconds: not counts
 
@@ -314,8 +314,8 @@ def test_published_table_shows_counts_whole_and_their_ratio_as_a_ratio():
         # Two repeats: the median 1.5 faults is no whole number and keeps its decimals.
         grpc_aio_seed("request_reply", "client_page_faults_major", [1.0, 2.0], "count"),
     )
-    compared = pc.published_vs_measured(pc.summarize(data), PUBLISHED)
-    table = pc.published_table(compared).set_index("metric")
+    compared = pyclients.published_vs_measured(pyclients.summarize(data), PUBLISHED)
+    table = pyclients.published_table(compared).set_index("metric")
     shown = tables.hide_index(table.loc[["ctx_switches_involuntary"]].reset_index()).to_html()
     # published 109, measured 5 913 [5 898 - 5 992]: whole numbers; their ratio 54.25 is not.
     for text in ("109", "5,913", "5,898", "5,992", "54.25"):
@@ -371,18 +371,22 @@ def test_a_small_ratio_keeps_two_significant_digits_and_a_large_one_two_decimals
         grpc_aio_seed("request_reply", "client_ctx_switches_voluntary", [63.0], "count"),
         grpc_aio_seed("request_reply", "client_ctx_switches_involuntary", [5913.0], "count"),
     )
-    table = pc.published_table(pc.published_vs_measured(pc.summarize(data), PUBLISHED))
+    table = pyclients.published_table(
+        pyclients.published_vs_measured(pyclients.summarize(data), PUBLISHED)
+    )
     ratios = table.set_index("metric")["ratio"]
     assert ratios["ctx_switches_voluntary"] == "0.0012"
     assert ratios["time_per_call"] == "0.50"  # 1.49 / 2.98
     assert ratios["ctx_switches_involuntary"] == "54.25"  # 5 913 / 109
     shown = tables.hide_index(table).to_html()
     assert ">0.0012<" in shown and ">0.00<" not in shown
-    assert [pc.ratio_text(r) for r in (0.05, 0.0996, 0.00038, 0.0, 1234.5)] == [
+    assert [pyclients.ratio_text(r) for r in (0.05, 0.0996, 0.00038, 0.0, 1234.5)] == [
         "0.050",
         "0.10",
         "0.00038",
         "0.00",
         "1,234.50",
     ]
-    assert pc.ratio_text(float("nan")) != pc.ratio_text(float("nan"))  # NaN stays NaN: "–"
+    assert pyclients.ratio_text(float("nan")) != pyclients.ratio_text(
+        float("nan")
+    )  # NaN stays NaN: "–"

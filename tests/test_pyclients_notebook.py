@@ -6,7 +6,7 @@ import pytest
 
 from perflab.analysis.frames import read_run
 from perflab.analysis.report import render
-from perflab.studies.pyclients import analysis as pc
+from perflab.studies.pyclients import analysis as pyclients
 from tests.conftest import REPO, overclaimed_intervals
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "pyclients_fixture"
@@ -31,7 +31,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     html = render(REPO / "notebooks" / "pyclients.ipynb", tmp_path, params, "pyclients")
     page = html.read_text()
     # The findings in the page are the ones the package generates from the same data.
-    findings = pc.findings(pc.summarize(read_run(FIXTURE)))
+    findings = pyclients.findings(pyclients.summarize(read_run(FIXTURE)))
     first = findings.split("\n")[0].removeprefix("- ")
     assert "is fastest" in first and first.split(" (")[0] in page
     assert overclaimed_intervals(page) == []

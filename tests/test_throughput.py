@@ -15,7 +15,7 @@ from perflab.analysis import tables
 from perflab.analysis.frames import read_reference, read_run
 from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
-from perflab.studies.throughput import analysis as tp
+from perflab.studies.throughput import analysis as throughput
 from tests.conftest import REPO, study_vars
 
 KNOWN = set(discover(REPO / "servers"))
@@ -258,9 +258,9 @@ def synthetic() -> pd.DataFrame:
 
 
 def test_fraction_of_floor_divides_by_raw_tcp_and_by_the_cipher_for_tls():
-    summary = tp.summarize(synthetic())
-    assert tp.floors(summary) == {"floor_tcp": 4.0, "floor_cipher": 5.0}
-    table = tp.fraction_of_floor(summary).set_index("security")
+    summary = throughput.summarize(synthetic())
+    assert throughput.floors(summary) == {"floor_tcp": 4.0, "floor_cipher": 5.0}
+    table = throughput.fraction_of_floor(summary).set_index("security")
     assert table.loc["none", "of raw TCP"] == 0.5
     assert table.loc["tls", "of raw TCP"] == 0.25
     assert table.loc["tls", "of the cipher"] == 0.2
@@ -268,7 +268,7 @@ def test_fraction_of_floor_divides_by_raw_tcp_and_by_the_cipher_for_tls():
 
 
 def test_cost_per_gib_counts_the_warmup_and_both_cpu_kinds():
-    table = tp.cost_table(tp.summarize(synthetic()))
+    table = throughput.cost_table(throughput.summarize(synthetic()))
     row = table.loc[("Go", "none", "1 GiB")]
     assert row["client CPU (s/GiB)"] == 2.0  # (3 + 1) s over 1 GiB measured + 1 GiB warm-up
     assert row["server CPU (s/GiB)"] == 1.0
@@ -277,11 +277,11 @@ def test_cost_per_gib_counts_the_warmup_and_both_cpu_kinds():
 
 
 def test_seed_table_and_published_comparison_use_the_own_pair():
-    summary = tp.summarize(synthetic())
-    table = tp.seed_table(summary)
+    summary = throughput.summarize(synthetic())
+    table = throughput.seed_table(summary)
     assert list(table.index) == ["Go, 1 GiB"]
     assert table.loc["Go, 1 GiB", "scenario none (GiB/s)"].startswith("2.00 [")
-    compared = tp.published_vs_measured(
+    compared = throughput.published_vs_measured(
         summary, read_reference(REPO / "data" / "reference", "throughput")
     )
     go_plain = compared[
@@ -296,30 +296,30 @@ def test_seed_table_and_published_comparison_use_the_own_pair():
     assert compared["published"].notna().sum() == len(compared) == 24
     shown = tables.published_table(compared, ["implementation", "scenario", "payload"], "GiB/s")
     assert len(shown) == compared["measured"].notna().sum() < 24
-    note = tp.unmeasured_note(compared)
+    note = throughput.unmeasured_note(compared)
     assert note.startswith(f"Not measured in this run (its profile lacks them), {24 - len(shown)}")
     assert "512 MiB" in note and "10 GiB" in note
     everything = compared.assign(measured=1.0)
-    assert tp.unmeasured_note(everything) == ""
-    ranked = tp.ranking(compared)
+    assert throughput.unmeasured_note(everything) == ""
+    ranked = throughput.ranking(compared)
     assert list(ranked["case"]) == ["none, 1 GiB", "tls, 1 GiB"]
     assert list(ranked["measured order (fastest first)"]) == ["Go", "Go"]
 
 
 def test_closing_note_states_the_floor_and_each_share():
-    note = tp.closing_note(tp.summarize(synthetic()))
+    note = throughput.closing_note(throughput.summarize(synthetic()))
     assert "4.00 GiB/s in one stream" in note and "AES-128-GCM at 5.00 GiB/s" in note
     assert "Go (none): 2.00 GiB/s at 1 GiB, 50% of raw TCP." in note
     assert "Go (tls): 1.00 GiB/s at 1 GiB, 25% of raw TCP, 20% of the cipher." in note
 
 
 def test_a_run_without_grpc_cells_says_so():
-    floor_only = tp.summarize(synthetic()[lambda f: f["pair"] == "floor"])
-    assert tp.seed_table(floor_only).empty
-    assert tp.fraction_of_floor(floor_only).empty
-    assert tp.cost_table(floor_only).empty
-    assert "no gRPC throughput cell" in tp.closing_note(floor_only)
-    assert tp.floors(floor_only) == {"floor_tcp": 4.0, "floor_cipher": 5.0}
+    floor_only = throughput.summarize(synthetic()[lambda f: f["pair"] == "floor"])
+    assert throughput.seed_table(floor_only).empty
+    assert throughput.fraction_of_floor(floor_only).empty
+    assert throughput.cost_table(floor_only).empty
+    assert "no gRPC throughput cell" in throughput.closing_note(floor_only)
+    assert throughput.floors(floor_only) == {"floor_tcp": 4.0, "floor_cipher": 5.0}
 
 
 def test_fixture_run_is_complete_and_loads():
@@ -327,7 +327,7 @@ def test_fixture_run_is_complete_and_loads():
     assert set(frame["study"]) == {"throughput"}
     assert "failed" not in set(frame["status"])
     assert (FIXTURE / "manifest.json").is_file()
-    summary = tp.summarize(frame)
+    summary = throughput.summarize(frame)
     assert set(summary[summary["metric"] == "throughput"]["scenario"]) == {
         "none",
         "tls",
@@ -335,7 +335,7 @@ def test_fixture_run_is_complete_and_loads():
         "floor_tcp",
         "floor_cipher",
     }
-    assert tp.chunk_note(frame) == "Chunk size (bytes per message): 4,193,280."
+    assert throughput.chunk_note(frame) == "Chunk size (bytes per message): 4,193,280."
 
 
 def test_memory_note_gives_each_clients_peak_at_the_largest_size():
@@ -343,29 +343,33 @@ def test_memory_note_gives_each_clients_peak_at_the_largest_size():
     bigger = frame[frame["cell_id"] == "g-none-1"].copy()
     bigger["cell_id"], bigger["payload_bytes"] = "big", 10 * GIB
     bigger.loc[bigger["metric"] == "client_max_rss", "value"] = 30720.0  # KiB
-    note = tp.memory_note(tp.summarize(pd.concat([frame, bigger], ignore_index=True)))
+    note = throughput.memory_note(
+        throughput.summarize(pd.concat([frame, bigger], ignore_index=True))
+    )
     assert note == (
         "Largest peak RSS over modes and pairs: the Go client peaked at 20 MiB at 1 GiB "
         "and 30 MiB at 10 GiB."
     )
-    assert "No client peak RSS" in tp.memory_note(tp.summarize(frame.iloc[0:2]))
+    assert "No client peak RSS" in throughput.memory_note(throughput.summarize(frame.iloc[0:2]))
 
 
 def test_closing_note_without_floor_cells_says_so_and_gives_no_share():
-    note = tp.closing_note(tp.summarize(synthetic()[lambda f: f["pair"] != "floor"]))
+    note = throughput.closing_note(
+        throughput.summarize(synthetic()[lambda f: f["pair"] != "floor"])
+    )
     assert "no raw-TCP floor cell" in note and "no cipher floor cell" in note
     assert "Go (none): 2.00 GiB/s at 1 GiB." in note
     assert "nan" not in note
 
 
 def test_floor_table_rows_are_named_by_what_they_bound_not_numbered():
-    table = tp.floor_table(tp.summarize(synthetic()))
+    table = throughput.floor_table(throughput.summarize(synthetic()))
     assert table.index.name == "floor"
     assert set(table.index) == {"raw TCP, one stream (iperf3)", "AES-128-GCM, one core (openssl)"}
     assert list(table.columns) == ["throughput (GiB/s)", "repeats"]
     assert table.loc["raw TCP, one stream (iperf3)", "throughput (GiB/s)"].startswith("4.00")
-    grpc_only = tp.summarize(synthetic()[lambda f: f["pair"] != "floor"])
-    assert tp.floor_table(grpc_only).empty
+    grpc_only = throughput.summarize(synthetic()[lambda f: f["pair"] != "floor"])
+    assert throughput.floor_table(grpc_only).empty
 
 
 def legend_of(fig) -> list[str]:
@@ -387,9 +391,9 @@ def test_bars_list_only_the_security_modes_measured_at_that_size():
     data = synthetic()
     ten = data[(data["scenario"] == "none") & (data["pair"] == "own")]
     data = pd.concat([data, ten.assign(payload_bytes=10 * GIB, cell_id=ten["cell_id"] + "-10")])
-    summary = tp.summarize(data)
+    summary = throughput.summarize(data)
     floors = ["raw TCP (iperf3)", "AES-128-GCM, one core"]
-    one, ten_gib = tp.bars(summary, GIB), tp.bars(summary, 10 * GIB)
+    one, ten_gib = throughput.bars(summary, GIB), throughput.bars(summary, 10 * GIB)
     assert sorted(legend_of(one)) == sorted(["none", "tls", *floors])
     assert sorted(legend_of(ten_gib)) == sorted(["none", *floors])
     # A mode keeps its colour whichever modes share the chart.

@@ -6,7 +6,7 @@ import pytest
 
 from perflab.analysis.frames import read_run
 from perflab.analysis.report import render
-from perflab.studies.throughput import analysis as tp
+from perflab.studies.throughput import analysis as throughput
 from tests.conftest import REPO
 
 # papermill starts a kernel.
@@ -26,7 +26,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     page = html.read_text()
     assert "Traceback" not in page
     # The closing note in the page is the one the package generates from the same data.
-    note = tp.closing_note(tp.summarize(read_run(FIXTURE)))
+    note = throughput.closing_note(throughput.summarize(read_run(FIXTURE)))
     assert note.split(" GiB/s")[0] in page
     for heading in (
         "The floor",

@@ -7,7 +7,7 @@ import pytest
 
 from perflab.analysis.frames import read_reference, read_run
 from perflab.contract.matrix import MatrixError, expand
-from perflab.studies.watch import analysis as w
+from perflab.studies.watch import analysis as watch
 from perflab.studies.watch.matrix import memory_needed
 from tests.conftest import REPO, study_vars
 
@@ -121,8 +121,8 @@ def test_a_bad_value_is_refused_naming_its_key(key, value, named):
 @pytest.fixture(scope="module")
 def fixture():
     frame = read_run(FIXTURE)
-    timeline = w.timelines(FIXTURE)
-    return frame, timeline, w.summarize(frame, timeline)
+    timeline = watch.timelines(FIXTURE)
+    return frame, timeline, watch.summarize(frame, timeline)
 
 
 def test_fixture_run_is_complete_and_loads(fixture):
@@ -132,7 +132,7 @@ def test_fixture_run_is_complete_and_loads(fixture):
     assert {"serve_all", "watches_ok", "server_rss_peak", "complete_max"} <= set(frame["metric"])
     ok = frame[frame["metric"] == "watches_ok"]
     assert len(ok) == 8 and set(ok["value"]) == {20.0}
-    assert set(timeline["strategy"]) == set(w.STRATEGIES)
+    assert set(timeline["strategy"]) == set(watch.STRATEGIES)
     assert (FIXTURE / "manifest.json").is_file()
 
 
@@ -150,8 +150,8 @@ def test_timeline_starts_at_the_burst_and_sums_each_process_tree(fixture):
 
 def test_burst_rows_come_from_the_server_samples(fixture):
     _, timeline, summary = fixture
-    rows = w.burst_rows(timeline)
-    assert set(rows["metric"]) == set(w.BURST_METRICS)
+    rows = watch.burst_rows(timeline)
+    assert set(rows["metric"]) == set(watch.BURST_METRICS)
     cell = timeline[
         (timeline["cell_id"] == "js_object-separated-small-r1") & (timeline["role"] == "server")
     ]
@@ -159,7 +159,7 @@ def test_burst_rows_come_from_the_server_samples(fixture):
         (rows["cell_id"] == "js_object-separated-small-r1")
         & (rows["metric"] == "server_cpu_percent_peak")
     ]["value"].iloc[0]
-    assert peak == w.peak_cpu(cell) > 0
+    assert peak == watch.peak_cpu(cell) > 0
     assert {"server_cpu_percent_peak", "serve_all", "server_rss_peak"} <= set(summary["metric"])
 
 
@@ -167,8 +167,8 @@ def test_a_server_pinned_to_one_core_never_reads_above_one_core(fixture):
     """Every fixture server ran on one CPU (cell.json pinning): its peak and mean CPU stay
     within 100% plus the tick resolution (10 ms at each end of a window of >= 1 s)."""
     frame, timeline, _ = fixture
-    limit = 100 * (1 + 2 * 0.01 / w.WINDOW_S)
-    peaks = w.burst_rows(timeline)
+    limit = 100 * (1 + 2 * 0.01 / watch.WINDOW_S)
+    peaks = watch.burst_rows(timeline)
     peaks = peaks[peaks["metric"] == "server_cpu_percent_peak"]["value"]
     assert len(peaks) == 8 and (peaks <= limit).all(), peaks.max()
     server = timeline[timeline["role"] == "server"]["cpu_percent"].dropna()
@@ -194,9 +194,9 @@ def busy_server_csv(folder, sampled_percent: float) -> None:
 
 def test_peak_cpu_comes_from_cumulative_cpu_not_the_sampled_percentages(tmp_path):
     busy_server_csv(tmp_path / "a", sampled_percent=116.0)
-    timeline = w.cell_timeline(tmp_path / "a")
-    peak = w.peak_cpu(timeline[timeline["role"] == "server"])
-    assert 98 <= peak <= 100 * (1 + 2 * 0.01 / w.WINDOW_S)
+    timeline = watch.cell_timeline(tmp_path / "a")
+    peak = watch.peak_cpu(timeline[timeline["role"] == "server"])
+    assert 98 <= peak <= 100 * (1 + 2 * 0.01 / watch.WINDOW_S)
     # The other way round: a server using half a core reads half, whatever psutil said.
     (tmp_path / "b").mkdir()
     half = (tmp_path / "a" / "resources.csv").read_text().splitlines()
@@ -204,15 +204,15 @@ def test_peak_cpu_comes_from_cumulative_cpu_not_the_sampled_percentages(tmp_path
         ",".join([*r.split(",")[:6], f"{float(r.split(',')[6]) / 2:.3f}"]) for r in half[1:]
     ]
     (tmp_path / "b" / "resources.csv").write_text("\n".join(rows) + "\n")
-    timeline = w.cell_timeline(tmp_path / "b")
-    assert 48 <= w.peak_cpu(timeline[timeline["role"] == "server"]) <= 52
+    timeline = watch.cell_timeline(tmp_path / "b")
+    assert 48 <= watch.peak_cpu(timeline[timeline["role"] == "server"]) <= 52
 
 
 def test_seed_shape_has_every_strategy_and_message_type(fixture):
     _, _, summary = fixture
-    table = w.seed_shape(summary)
+    table = watch.seed_shape(summary)
     assert list(table.index) == [
-        (m, "small", w.STRATEGY_NAMES[s]) for m in w.MESSAGES for s in w.STRATEGIES
+        (m, "small", watch.STRATEGY_NAMES[s]) for m in watch.MESSAGES for s in watch.STRATEGIES
     ]
     assert "peak RSS (MiB)" in table.columns
     assert "time to serve all watchers (s)" in table.columns
@@ -240,24 +240,24 @@ def shape_summary(folders: list[str]) -> pd.DataFrame:
             "implementation": strategy,
             "metric": metric,
             "unit": "x",
-            "median": 100.0 * (1 + w.FOLDERS.index(folder)) + j,
+            "median": 100.0 * (1 + watch.FOLDERS.index(folder)) + j,
         }
         for folder in folders
         for j, strategy in enumerate(["frame_cache", "js_object"])
-        for metric in w.SHAPE
+        for metric in watch.SHAPE
     ]
     return pd.DataFrame(rows)
 
 
 def test_seed_shape_puts_folders_in_rows_so_its_width_stays_the_seven_figures():
-    one = w.seed_shape(shape_summary(["small"]))
-    three = w.seed_shape(shape_summary(["large", "small", "medium"]))
-    names = [name for name, _ in w.SHAPE.values()]
+    one = watch.seed_shape(shape_summary(["small"]))
+    three = watch.seed_shape(shape_summary(["large", "small", "medium"]))
+    names = [name for name, _ in watch.SHAPE.values()]
     # The seed's folders side by side made 21 columns: here every folder adds rows.
     assert list(one.columns) == list(three.columns) == names
     assert (len(one), len(three)) == (2, 6)
     assert list(three.index) == [
-        ("mono", folder, w.STRATEGY_NAMES[s])
+        ("mono", folder, watch.STRATEGY_NAMES[s])
         for folder in ("small", "medium", "large")
         for s in ("js_object", "frame_cache")
     ]
@@ -268,7 +268,7 @@ def test_seed_shape_puts_folders_in_rows_so_its_width_stays_the_seven_figures():
 def test_published_vs_measured_pairs_the_seed_cells(fixture):
     _, _, summary = fixture
     published = read_reference(REPO / "data" / "reference", "watch")
-    table = w.published_vs_measured(summary, published)
+    table = watch.published_vs_measured(summary, published)
     measured = table.dropna(subset=["measured"])
     # The smoke run has the small folder only: 2 message types x 4 strategies x 2 metrics.
     assert len(measured) == 16
@@ -283,18 +283,18 @@ def test_published_vs_measured_pairs_the_seed_cells(fixture):
 
 def test_a_peak_above_the_pinned_core_is_capped_and_said(tmp_path):
     busy_server_csv(tmp_path / "a", sampled_percent=100.0)
-    exact = w.cell_timeline(tmp_path / "a").assign(cell_id="a", server_cores=1)
-    rows = w.burst_rows(exact)
-    assert w.peak_note(rows).startswith("No cell's CPU over a 1 s window read more")
+    exact = watch.cell_timeline(tmp_path / "a").assign(cell_id="a", server_cores=1)
+    rows = watch.burst_rows(exact)
+    assert watch.peak_note(rows).startswith("No cell's CPU over a 1 s window read more")
     # One read 60 ms late: the window ending there reads 106% of the one core.
     late = exact.copy()
     index = late.index[late["t"] > 1.0][0]
     late.loc[late.index >= index, "cpu_seconds"] += 0.06
     late.loc[late.index > index, "cpu_seconds"] -= 0.06
-    rows = w.burst_rows(late).set_index("metric")["value"]
+    rows = watch.burst_rows(late).set_index("metric")["value"]
     assert rows["server_cpu_percent_peak_read"] > 104
     assert rows["server_cpu_percent_peak"] == 100.0
-    note = w.peak_note(w.burst_rows(late))
+    note = watch.peak_note(watch.burst_rows(late))
     assert note.startswith("In 1 of 1 cells a 1 s window read more CPU") and "106%" in note
 
 
@@ -315,7 +315,7 @@ def test_a_client_killed_by_a_signal_is_named(tmp_path):
     (cell / "time.txt").write_text(
         "Command terminated by signal 9\n" + (cell / "time.txt").read_text()
     )
-    reasons = w.failure_reasons(run)
+    reasons = watch.failure_reasons(run)
     assert list(reasons["cell_id"]) == [cell.name]
     assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")
 
@@ -339,7 +339,7 @@ def test_a_sample_written_at_each_phase_change_counts_once_a_process_tree_still_
         lines.append(f"1.5,{pid},client,measure,0,{10 * mib},0.5")
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "resources.csv").write_text("\n".join(lines) + "\n")
-    timeline = w.cell_timeline(tmp_path / "a")
+    timeline = watch.cell_timeline(tmp_path / "a")
     server = timeline[timeline["role"] == "server"]
     assert list(server["t"]) == [-0.25, 0.0, 1.15, 2.15]
     assert (server["rss_mib"] == 64).all()
@@ -347,5 +347,5 @@ def test_a_sample_written_at_each_phase_change_counts_once_a_process_tree_still_
     assert list(server["cpu_seconds"]) == pytest.approx([0.0, 0.1, 1.2, 2.2])
     client = timeline[timeline["role"] == "client"]
     assert list(client["rss_mib"]) == [20]
-    growth = w.burst_rows(timeline.assign(cell_id="a", server_cores=1)).set_index("metric")
+    growth = watch.burst_rows(timeline.assign(cell_id="a", server_cores=1)).set_index("metric")
     assert growth.loc["server_rss_growth", "value"] == 0

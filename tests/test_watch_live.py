@@ -326,7 +326,7 @@ def test_a_killed_client_fails_its_cell_with_the_reason(built, tmp_path):
 
     from perflab.contract.cell import CellSpec
     from perflab.host.runner import CellRunner
-    from perflab.studies.watch import analysis as w
+    from perflab.studies.watch import analysis as watch
     from perflab.studies.watch.matrix import expand
 
     matrix, _ = study_vars("watch")
@@ -359,7 +359,7 @@ def test_a_killed_client_fails_its_cell_with_the_reason(built, tmp_path):
     cell_dir = tmp_path / "killed" / "watch" / spec.cell_id
     record = json.loads((cell_dir / "cell.json").read_text())
     assert record["status"] == "failed" and "exited with code 137" in record["error"]
-    reasons = w.failure_reasons(tmp_path / "killed")
+    reasons = watch.failure_reasons(tmp_path / "killed")
     assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")
     # The timeline up to the kill is kept.
-    assert len(w.cell_timeline(cell_dir)) > 0
+    assert len(watch.cell_timeline(cell_dir)) > 0

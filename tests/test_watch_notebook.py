@@ -6,7 +6,7 @@ import pytest
 
 from perflab.analysis.frames import read_run
 from perflab.analysis.report import render
-from perflab.studies.watch import analysis as w
+from perflab.studies.watch import analysis as watch
 from tests.conftest import REPO, overclaimed_intervals
 
 # papermill starts a kernel.
@@ -26,8 +26,8 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     page = html.read_text()
     assert "Traceback" not in page
     # The seed's shape, generated from the same data, with its CPU from cumulative time.
-    summary = w.summarize(read_run(FIXTURE), w.timelines(FIXTURE))
-    assert w.seed_shape(summary).columns[0] in page
+    summary = watch.summarize(read_run(FIXTURE), watch.timelines(FIXTURE))
+    assert watch.seed_shape(summary).columns[0] in page
     assert overclaimed_intervals(page) == []
     assert "time to serve all watchers (s)" in page
     for figure in ("watch_server_small", "watch_client_small", "watch_published_server_rss_peak"):

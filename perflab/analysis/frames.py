@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.contract.cell import iter_cells
 from perflab.contract.parsers import (
     MalformedRawFile,
     Metric,
@@ -40,26 +41,6 @@ PARSERS = {
     "time.txt": parse_time_v,
     "resources.csv": parse_resources,
 }
-
-
-def read_cell_json(path: Path) -> dict[str, Any]:
-    try:
-        cell = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise MalformedRawFile(path, f"unreadable cell record ({exc})") from exc
-    missing = {"study", "cell_id", "scenario", "implementation", "status", "params"} - set(cell)
-    if missing:
-        raise MalformedRawFile(path, f"cell record lacks {sorted(missing)}")
-    return cell
-
-
-def cell_dirs(run_dir: Path) -> list[Path]:
-    """Complete cells only: a folder still named .partial-* was never finished."""
-    return sorted(
-        path.parent
-        for path in run_dir.glob("*/*/cell.json")
-        if not path.parent.name.startswith(".")
-    )
 
 
 def derived(metrics: list[Metric]) -> list[Metric]:
@@ -106,8 +87,7 @@ def read_run(run_dir: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     run_id = run_dir.name
     rows: list[dict[str, Any]] = []
-    for folder in cell_dirs(run_dir):
-        cell = read_cell_json(folder / "cell.json")
+    for folder, cell in iter_cells(run_dir):
         base = {
             "run_id": cell.get("run_id", run_id),
             "study": cell["study"],
@@ -156,8 +136,7 @@ def read_cells(run_dir: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for folder in cell_dirs(Path(run_dir)):
-        cell = read_cell_json(folder / "cell.json")
+    for _, cell in iter_cells(run_dir):
         rows.append(
             {
                 "study": cell["study"],

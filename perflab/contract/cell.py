@@ -1,13 +1,19 @@
-"""The records a cell is made of: what to run (CellSpec) and what happened (CellRecord)."""
+"""The records a cell is made of: what to run (CellSpec) and what happened (CellRecord),
+and the one reader of a run's cells (`iter_cells`) that the host and the analyses share."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from perflab.contract.parsers import MalformedRawFile
 
 STATUSES = ("ok", "failed", "bound")
+# Keys every cell.json has had since the first run; the others are read with a default.
+RECORD_KEYS = frozenset({"study", "cell_id", "scenario", "implementation", "status", "params"})
 
 
 @dataclass
@@ -122,3 +128,49 @@ class CellRecord:
 
     def write(self, folder: Path) -> None:
         (folder / "cell.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+
+
+def read_cell_json(path: Path) -> dict[str, Any]:
+    """A cell.json as written, checked for the keys every reader relies on."""
+    try:
+        cell = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MalformedRawFile(path, f"unreadable cell record ({exc})") from exc
+    if not isinstance(cell, dict):
+        raise MalformedRawFile(path, "cell record is not a JSON object")
+    missing = RECORD_KEYS - set(cell)
+    if missing:
+        raise MalformedRawFile(path, f"cell record lacks {sorted(missing)}")
+    return cell
+
+
+def cell_dirs(run_dir: Path, study: str | None = None) -> list[Path]:
+    """The folders of complete cells (of one study when named), sorted: a folder still
+    named .partial-* was never finished."""
+    return sorted(
+        path.parent
+        for path in run_dir.glob(f"{study or '*'}/*/cell.json")
+        if not path.parent.name.startswith(".")
+    )
+
+
+class RunCell(NamedTuple):
+    """One complete cell of a run: its folder (the raw files) and its checked cell.json."""
+
+    folder: Path
+    record: dict[str, Any]
+
+
+def iter_cells(run_dir: str | Path, study: str | None = None) -> Iterator[RunCell]:
+    """Every complete cell of a run (of one study when named), in folder order.
+
+    A study's cells live in the folder named for it; a record there that names another
+    study is a run folder put together by hand, and is refused rather than skipped.
+    """
+    for folder in cell_dirs(Path(run_dir), study):
+        record = read_cell_json(folder / "cell.json")
+        if study is not None and record["study"] != study:
+            raise MalformedRawFile(
+                folder / "cell.json", f"a cell of study {record['study']!r} under {study}/"
+            )
+        yield RunCell(folder, record)

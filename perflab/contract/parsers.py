@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,17 @@ def parse_time_v(text: str, path: Path | str = "time.txt", prefix: str = "client
     return rows
 
 
+# GNU time -v leads with this line when the command it timed was killed (the OOM killer's
+# SIGKILL shows nowhere else).
+TERMINATED_BY = re.compile(r"^Command terminated by signal (\d+)", re.MULTILINE)
+
+
+def terminating_signal(text: str) -> int | None:
+    """The signal that killed the command GNU time -v timed, or None when none did."""
+    found = TERMINATED_BY.search(text)
+    return int(found.group(1)) if found else None
+
+
 RESOURCE_COLUMNS = ("t", "pid", "role", "phase", "cpu_percent", "rss_bytes", "cpu_seconds")
 
 
@@ -212,3 +224,29 @@ def parse_client_json(text: str, path: Path | str = "client.json") -> list[Metri
         ]
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise MalformedRawFile(path, f"not a client report with a metrics list ({exc})") from exc
+
+
+def client_cdfs(text: str, path: Path | str = "client.json") -> dict[str, list[list[float]]]:
+    """A study client's latency CDFs, {name: [[quantile, microseconds], ...]} ({} if none)."""
+    try:
+        report = json.loads(text)
+        return dict(report.get("cdf_us") or {})
+    except (json.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
+        raise MalformedRawFile(path, f"not a client report with latency CDFs ({exc})") from exc
+
+
+SERVER_STATS_PREFIX = "STATS "
+
+
+def parse_server_stats(text: str, path: Path | str = "server.log") -> dict[str, Any]:
+    """The last `STATS {...}` line a server prints on exit; {} when it did not get to it."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(SERVER_STATS_PREFIX):
+            try:
+                stats = json.loads(line.removeprefix(SERVER_STATS_PREFIX))
+            except json.JSONDecodeError as exc:
+                raise MalformedRawFile(path, f"STATS line is not JSON ({exc})") from exc
+            if not isinstance(stats, dict):
+                raise MalformedRawFile(path, "STATS line is not a JSON object")
+            return stats
+    return {}

@@ -223,6 +223,27 @@ def read_or_empty(path: Path) -> str:
     return path.read_text(errors="replace") if path.is_file() else ""
 
 
+def reply_json(handler: BaseHTTPRequestHandler, code: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def read_json_body(handler: BaseHTTPRequestHandler) -> Any:
+    """The request's JSON body ({} when empty); Refused when too large or not JSON."""
+    length_text = handler.headers.get("Content-Length") or "0"
+    length = int(length_text) if length_text.isdigit() else -1
+    if not 0 <= length <= MAX_BODY_BYTES:
+        raise Refused(f"a request body of {length} bytes is refused")
+    try:
+        return json.loads(handler.rfile.read(length) or b"{}")
+    except ValueError as exc:
+        raise Refused(f"the body is not JSON: {exc}") from exc
+
+
 def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
     routes: dict[tuple[str, str], Callable[[Any], dict[str, Any]]] = {
         ("POST", "/start"): agent.start,
@@ -231,14 +252,6 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
     }
 
     class Handler(BaseHTTPRequestHandler):
-        def _reply(self, code: int, payload: dict[str, Any]) -> None:
-            body = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
         def _refuse(self, method: str, code: int, reason: str) -> None:
             LOG.warning(
                 "refused %s %s from %s (%d): %s",
@@ -248,7 +261,7 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 code,
                 reason,
             )
-            self._reply(code, {"error": reason})
+            reply_json(self, code, {"error": reason})
 
         def _route(self, method: str) -> None:
             action = routes.get((method, self.path))
@@ -258,15 +271,7 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
             try:
                 # Before the body is even read: without this run's token nothing happens.
                 agent.authorize(self.headers.get("Authorization"))
-                length_text = self.headers.get("Content-Length") or "0"
-                length = int(length_text) if length_text.isdigit() else -1
-                if not 0 <= length <= MAX_BODY_BYTES:
-                    raise Refused(f"a request body of {length} bytes is refused")
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except ValueError as exc:
-                    raise Refused(f"the body is not JSON: {exc}") from exc
-                reply = action(body)
+                reply = action(read_json_body(self))
             except Unauthorized as exc:
                 self._refuse(method, 401, str(exc))
             except Refused as exc:
@@ -275,10 +280,10 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 self._refuse(method, 409, str(exc))
             except Exception as exc:  # noqa: BLE001 - the caller records it in the cell
                 LOG.exception("failed %s %s", method, self.path)
-                self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
+                reply_json(self, 500, {"error": f"{type(exc).__name__}: {exc}"})
             else:
                 LOG.info("%s %s from %s: done", method, self.path, self.client_address[0])
-                self._reply(200, reply)
+                reply_json(self, 200, reply)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._route("GET")

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from perflab.contract.cell import cell_dirs
 from perflab.host.impls import HostPaths
 
 # Python packages whose versions matter to the results, read from the host venv.
@@ -143,10 +144,8 @@ def cells_ran(run_dir: Path) -> dict[str, Any]:
     its own clock and checkout say nothing about when or with what the cells were measured.
     """
     starts, ends, revisions = [], [], set()
-    for path in sorted(run_dir.glob("*/*/cell.json")):
-        if path.parent.name.startswith("."):
-            continue
-        cell = json.loads(path.read_text())
+    for folder in cell_dirs(run_dir):
+        cell = json.loads((folder / "cell.json").read_text())
         if cell.get("start"):
             starts.append(cell["start"])
         if cell.get("end"):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from perflab.contract.bounds import BOUND_FRACTION
 from perflab.contract.cell import CellRecord, CellSpec
-from perflab.contract.parsers import ghz_error_messages, parse_ghz
+from perflab.contract.parsers import ghz_error_messages, parse_ghz, terminating_signal
 from perflab.host.agent_client import AgentError, RemoteServer, read_token
 from perflab.host.ghz import ghz_argv, ghz_binary, thin_details
 from perflab.host.impls import HostPaths, command_argv, discover
@@ -84,22 +84,29 @@ def run_tool(
 def killed_by(time_file: Path) -> str:
     """GNU time's word on a signal (the OOM killer's SIGKILL shows only there)."""
     try:
-        text = time_file.read_text(errors="replace")
+        number = terminating_signal(time_file.read_text(errors="replace"))
     except OSError:
         return ""
-    for line in text.splitlines():
-        if line.startswith("Command terminated by signal"):
-            number = int(line.rsplit(" ", 1)[-1])
-            try:
-                return f" (killed by signal {number}, {signal.Signals(number).name})"
-            except ValueError:
-                return f" (killed by signal {number})"
-    return ""
+    if number is None:
+        return ""
+    try:
+        return f" (killed by signal {number}, {signal.Signals(number).name})"
+    except ValueError:
+        return f" (killed by signal {number})"
 
 
 def ghz_error_summary(path: Path) -> str:
     errors = ghz_error_messages(path.read_text())
     return "; ".join(f"{count} x {message}" for message, count in errors.items()) or "no errors"
+
+
+def fail_first(record: CellRecord, reason: str, before_earlier: str = "") -> None:
+    """Fails the cell with `reason` leading: it explains whatever error came before it,
+    which follows, led by `before_earlier`."""
+    record.status = "failed"
+    if record.error:
+        reason += f"\n\n{before_earlier}{record.error}"
+    record.error = reason
 
 
 def timed(argv: list[str], time_file: str) -> list[str]:
@@ -161,8 +168,34 @@ class CellRunner:
 
     def _execute(self, spec: CellSpec, work: Path) -> CellRecord:
         pinning = plan_pinning()
+        record = self._open_record(spec, pinning)
+        sampler = ResourceSampler(work / "resources.csv")
+        sampler.start()
+        server: ServerProcess | RemoteServer | None = None
+        dependencies: dict[str, int] = {}
+        proxies: list[LatencyProxy] = []
+        try:
+            dependencies = self._start_dependencies(spec, sampler, record)
+            proxies = self._start_proxies(spec, work)
+            server = self._start_server(spec, pinning, work, sampler)
+            self._load(spec, pinning, work, sampler, record)
+        except (CellFailed, LaunchError, AgentError) as exc:
+            record.status, record.error = "failed", str(exc)
+        except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
+            record.status, record.error = "failed", traceback.format_exc()
+        finally:
+            self._stop_server_noting_deaths(server, dependencies, work, record)
+            self._collect(server, proxies, sampler, work, record)
+            # What actually ran: the port and host the server listened on (filled in by the
+            # start, after the record was opened) and the options the proxies set.
+            record.spec = json.loads(spec.to_json())
+            record.end = now_iso()
+        return record
+
+    def _open_record(self, spec: CellSpec, pinning: Pinning) -> CellRecord:
+        """The cell's record as it starts: status "ok" until something says otherwise."""
         host = socket.gethostname()
-        record = CellRecord(
+        return CellRecord(
             study=spec.study,
             cell_id=spec.cell_id,
             scenario=spec.scenario,
@@ -181,58 +214,53 @@ class CellRunner:
             loadavg_start=os.getloadavg()[0],
             code_revision=CellRecord.revision_of(self.paths.src),
         )
-        sampler = ResourceSampler(work / "resources.csv")
-        sampler.start()
-        server: ServerProcess | RemoteServer | None = None
-        dependencies: dict[str, int] = {}
-        proxies: list[LatencyProxy] = []
-        try:
-            dependencies = self._start_dependencies(spec, sampler, record)
-            proxies = self._start_proxies(spec, work)
-            server = self._start_server(spec, pinning, work, sampler)
-            self._load(spec, pinning, work, sampler, record)
-        except (CellFailed, LaunchError, AgentError) as exc:
-            record.status, record.error = "failed", str(exc)
-        except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
-            record.status, record.error = "failed", traceback.format_exc()
-        finally:
-            exit_code = server.exit_code() if server is not None else None
-            stop_note = self._stop_server(server, record)
-            if exit_code is not None:
-                # The server's death explains whatever the load tool saw; say it first.
-                died = (
-                    f"server exited with code {exit_code} during the cell:\n"
-                    f"{log_tail(work / 'server.log')}"
-                )
-                record.status = "failed"
-                record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
-            died = [name for name, pid in dependencies.items() if not process_alive(pid)]
-            if isinstance(server, RemoteServer):
-                died += server.dependencies_died()
-                record.notes.extend(server.notes())
-            if died:
-                # The calls' errors are the dependency's doing: the cell is not a measurement.
-                record.status = "failed"
-                record.error = f"dependency {', '.join(died)} exited during the cell" + (
-                    f"\n\n{record.error}" if record.error else ""
-                )
-            if stop_note:
-                record.notes.append(stop_note)
-            for proxy in proxies:
-                proxy.stop()
-            sampler.stop()
-            if isinstance(server, RemoteServer):
-                server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
-            if (work / "ghz.json").is_file():
-                note = thin_details(work / "ghz.json")
-                if note:
-                    record.notes.append(note)
-                gzip_file(work / "ghz.json")
-            # What actually ran: the port and host the server listened on (filled in by the
-            # start, after the record was opened) and the options the proxies set.
-            record.spec = json.loads(spec.to_json())
-            record.end = now_iso()
-        return record
+
+    def _stop_server_noting_deaths(
+        self,
+        server: ServerProcess | RemoteServer | None,
+        dependencies: dict[str, int],
+        work: Path,
+        record: CellRecord,
+    ) -> None:
+        """Stops the server; a server or dependency that died during the cell fails it."""
+        exit_code = server.exit_code() if server is not None else None
+        stop_note = self._stop_server(server, record)
+        if exit_code is not None:
+            # The server's death explains whatever the load tool saw; say it first.
+            died = (
+                f"server exited with code {exit_code} during the cell:\n"
+                f"{log_tail(work / 'server.log')}"
+            )
+            fail_first(record, died, "the load tool: ")
+        gone = [name for name, pid in dependencies.items() if not process_alive(pid)]
+        if isinstance(server, RemoteServer):
+            gone += server.dependencies_died()
+            record.notes.extend(server.notes())
+        if gone:
+            # The calls' errors are the dependency's doing: the cell is not a measurement.
+            fail_first(record, f"dependency {', '.join(gone)} exited during the cell")
+        if stop_note:
+            record.notes.append(stop_note)
+
+    def _collect(
+        self,
+        server: ServerProcess | RemoteServer | None,
+        proxies: list[LatencyProxy],
+        sampler: ResourceSampler,
+        work: Path,
+        record: CellRecord,
+    ) -> None:
+        """Stops the proxies and the sampler; leaves the raw files as the contract has them."""
+        for proxy in proxies:
+            proxy.stop()
+        sampler.stop()
+        if isinstance(server, RemoteServer):
+            server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
+        if (work / "ghz.json").is_file():
+            note = thin_details(work / "ghz.json")
+            if note:
+                record.notes.append(note)
+            gzip_file(work / "ghz.json")
 
     def _stop_server(self, server: ServerProcess | RemoteServer | None, record: CellRecord) -> str:
         """Stops the server; a remote one's log and samples come back with it."""
@@ -241,8 +269,7 @@ class CellRunner:
         try:
             return server.stop()
         except AgentError as exc:
-            record.status = "failed"
-            record.error = f"{exc}" + (f"\n\n{record.error}" if record.error else "")
+            fail_first(record, str(exc))
             return ""
 
     def _start_dependencies(

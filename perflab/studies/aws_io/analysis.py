@@ -7,15 +7,19 @@ calls and displays.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.frames import cell_dirs, read_cell_json
 from perflab.analysis.stats import compare_published, lower_bounds, summarize
 from perflab.analysis.tables import COUNT_UNITS, counts_as_integers, floor_marked
 from perflab.contract import params
-from perflab.contract.parsers import ghz_error_messages, raw_exists, read_raw_text
+from perflab.contract.cell import iter_cells
+from perflab.contract.parsers import (
+    ghz_error_messages,
+    parse_server_stats,
+    raw_exists,
+    read_raw_text,
+)
 from perflab.studies.aws_io.matrix import LATENCY_PROFILES
 
 if TYPE_CHECKING:
@@ -222,24 +226,12 @@ def per_call_cpu(frame: pd.DataFrame) -> pd.DataFrame:
     return summarize(cpu, keys[:-1])
 
 
-def cell_records(run_dir: str | Path) -> list[tuple[Path, dict[str, Any]]]:
-    return [
-        (folder, cell)
-        for folder in cell_dirs(Path(run_dir))
-        for cell in [read_cell_json(folder / "cell.json")]
-        if cell["study"] == STUDY
-    ]
-
-
 def server_stats(folder: Path) -> dict[str, Any]:
-    """The `STATS {...}` line a server prints on exit; {} when it did not get to print it."""
+    """The counts a server printed on exit (`parsers.parse_server_stats`); {} without a log."""
     log = folder / "server.log"
     if not log.is_file():
         return {}
-    for line in reversed(log.read_text(errors="replace").splitlines()):
-        if line.startswith("STATS "):
-            return json.loads(line.removeprefix("STATS "))
-    return {}
+    return parse_server_stats(log.read_text(errors="replace"), log)
 
 
 def error_messages(run_dir: str | Path) -> pd.DataFrame:
@@ -247,7 +239,7 @@ def error_messages(run_dir: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for folder, cell in cell_records(run_dir):
+    for folder, cell in iter_cells(run_dir, STUDY):
         if not raw_exists(folder / "ghz.json"):
             continue
         errors = ghz_error_messages(read_raw_text(folder / "ghz.json"))
@@ -284,7 +276,7 @@ def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
 
     ok = frame[(frame["study"] == STUDY) & (frame["metric"] == "ok")].set_index("cell_id")["value"]
     rows = []
-    for folder, cell in cell_records(run_dir):
+    for folder, cell in iter_cells(run_dir, STUDY):
         if cell["scenario"] != "list_stream":
             continue
         stats = server_stats(folder)

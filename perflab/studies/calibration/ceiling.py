@@ -16,6 +16,7 @@ from perflab.contract.bounds import (
     ceiling_sentence,
     effective_ceiling,
 )
+from perflab.contract.cell import iter_cells
 from perflab.contract.parsers import parse_ghz, read_raw_text
 
 # The effective ceiling (a cell faster than the calibration raises it) lives in
@@ -65,12 +66,11 @@ def calibrate(run_dir: Path) -> Calibration:
     """
     by_version: dict[str, dict[int | str, list[float]]] = {}
     server = ""
-    for cell_json in sorted((run_dir / "calibration").glob("*/cell.json")):
-        cell = json.loads(cell_json.read_text())
+    for folder, cell in iter_cells(run_dir, "calibration"):
         if cell["status"] == "failed":
             continue
         server = cell["implementation"]
-        ghz_path = cell_json.parent / "ghz.json"
+        ghz_path = folder / "ghz.json"
         rps = next(
             m.value for m in parse_ghz(read_raw_text(ghz_path), ghz_path) if m.metric == "rps"
         )

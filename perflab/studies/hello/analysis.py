@@ -7,14 +7,13 @@ or duration_s/warmup_s) and on their summary by SUMMARY_KEYS. Cells recorded bef
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis import stats
-from perflab.analysis.frames import cell_dirs
 from perflab.contract import params
 from perflab.contract.bounds import EffectiveCeiling, ceiling_sentence, effective_ceiling
+from perflab.contract.cell import iter_cells
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,8 +131,7 @@ def ghz_rates(frame: pd.DataFrame, run_dir: str | Path) -> dict[str, tuple[str, 
     it used under tool_versions)."""
     rps = frame[frame["metric"] == "rps"].set_index(["study", "cell_id"])["value"]
     rates = {}
-    for folder in cell_dirs(Path(run_dir)):
-        cell = json.loads((folder / "cell.json").read_text())
+    for _, cell in iter_cells(run_dir):
         key = (cell["study"], cell["cell_id"])
         version = cell.get("spec", {}).get("load", {}).get("ghz_version") or cell.get(
             "tool_versions", {}

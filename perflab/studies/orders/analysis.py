@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 
 from perflab.analysis import stats, tables
-from perflab.analysis.frames import cell_dirs, read_cell_json, read_raw_text
 from perflab.contract import params
+from perflab.contract.cell import iter_cells
+from perflab.contract.parsers import client_cdfs, read_raw_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,12 +245,11 @@ def load_cdfs(run_dir: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for folder in cell_dirs(Path(run_dir)):
-        cell = read_cell_json(folder / "cell.json")
-        if cell["study"] != STUDY or cell["status"] == "failed":
+    for folder, cell in iter_cells(run_dir, STUDY):
+        if cell["status"] == "failed":
             continue
-        report = json.loads(read_raw_text(folder / "client.json"))
-        for name, points in report.get("cdf_us", {}).items():
+        path = folder / "client.json"
+        for name, points in client_cdfs(read_raw_text(path), path).items():
             for q, value in points:
                 rows.append(
                     {

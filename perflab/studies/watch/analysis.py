@@ -14,14 +14,17 @@ decided by the verdict engine (`perflab.analysis.verdicts`); this module gives t
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats
-from perflab.analysis.frames import cell_dirs
-from perflab.contract.parsers import raw_exists, read_raw_text, resources_frame_rows
+from perflab.contract.cell import iter_cells
+from perflab.contract.parsers import (
+    raw_exists,
+    read_raw_text,
+    resources_frame_rows,
+    terminating_signal,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +63,6 @@ PUBLISHED = {"cpu_percent_peak": "server_cpu_percent_peak", "rss_peak": "server_
 # CPU is measured over windows at least this long: 10 ms ticks are then within 2%.
 WINDOW_S = 1.0
 TICK_S = 0.01  # the kernel's CPU accounting tick (USER_HZ 100)
-KILLED = re.compile(r"Command terminated by signal (\d+)")
 SIGNALS = {9: "SIGKILL (the OOM killer's signal, or a kill -9)", 15: "SIGTERM", 6: "SIGABRT"}
 
 
@@ -157,9 +159,8 @@ def timelines(run_dir: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     parts = []
-    for folder in cell_dirs(Path(run_dir)):
-        cell = json.loads((folder / "cell.json").read_text())
-        if cell["study"] != STUDY or not raw_exists(folder / "resources.csv"):
+    for folder, cell in iter_cells(run_dir, STUDY):
+        if not raw_exists(folder / "resources.csv"):
             continue
         part = cell_timeline(folder)
         part["cell_id"], part["status"] = cell["cell_id"], cell["status"]
@@ -318,18 +319,16 @@ def failure_reasons(run_dir: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for folder in cell_dirs(Path(run_dir)):
-        cell = json.loads((folder / "cell.json").read_text())
-        if cell["study"] != STUDY or cell["status"] != "failed":
+    for folder, cell in iter_cells(run_dir, STUDY):
+        if cell["status"] != "failed":
             continue
         reason = cell.get("error", "").strip().split("\n")[0]
-        killed = (
-            KILLED.search(read_raw_text(folder / "time.txt"))
+        number = (
+            terminating_signal(read_raw_text(folder / "time.txt"))
             if raw_exists(folder / "time.txt")
             else None
         )
-        if killed:
-            number = int(killed.group(1))
+        if number is not None:
             reason = (
                 f"client killed by signal {number} ({SIGNALS.get(number, 'signal')}); " + reason
             )
