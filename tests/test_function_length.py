@@ -12,15 +12,6 @@ PACKAGE = REPO / "perflab"
 MAX_LINES = 60
 # Declaring a command line is one long list of options, read top to bottom.
 ARGPARSE_SETUP = {("perflab/cli.py", "parser")}
-# TEMPORARY: the studies' expand() until each matrix is declared as a typed record and
-# expand() only iterates (issue 17, another branch). Empty this set once that is merged;
-# an entry that is no longer over the limit fails below, so the set cannot go stale.
-UNTIL_MATRIX_RECORDS = {
-    ("perflab/studies/aws_io/matrix.py", "expand"),
-    ("perflab/studies/orders/matrix.py", "expand"),
-    ("perflab/studies/pyclients/matrix.py", "expand"),
-    ("perflab/studies/watch/matrix.py", "expand"),
-}
 
 
 def long_functions(source: str, limit: int = MAX_LINES) -> dict[str, int]:
@@ -44,14 +35,10 @@ def package_long_functions() -> dict[tuple[str, str], int]:
 
 
 def test_no_function_in_perflab_is_over_the_limit():
-    allowed = ARGPARSE_SETUP | UNTIL_MATRIX_RECORDS
+    allowed = ARGPARSE_SETUP
     over = {key: lines for key, lines in package_long_functions().items() if key not in allowed}
     assert not over, f"functions over {MAX_LINES} lines (split them into named steps): {over}"
 
-
-def test_every_temporary_exception_is_still_needed():
-    stale = UNTIL_MATRIX_RECORDS - set(package_long_functions())
-    assert not stale, f"no longer over {MAX_LINES} lines, remove from UNTIL_MATRIX_RECORDS: {stale}"
 
 
 def test_a_long_function_is_found_with_its_length_and_a_short_one_is_not():
