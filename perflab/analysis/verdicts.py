@@ -171,11 +171,13 @@ class Verdict:
         where = f" at {self.deciding.where()}" if self.deciding.key else ""
         of = ""
         if len(self.pairs) > 1:
-            alike = sum(pair.verdict == self.verdict for pair in self.pairs)
+            # What the configuration shown did, which a claim undecided overall may differ from.
+            shown = self.deciding.verdict
+            alike = sum(pair.verdict == shown for pair in self.pairs)
             of = (
                 f" (the weakest of {len(self.pairs)} configurations)"
                 if self.verdict == HOLDS
-                else f" (it {STATES[self.verdict]} in {alike} of {len(self.pairs)} configurations)"
+                else f" (it {STATES[shown]} in {alike} of {len(self.pairs)} configurations)"
             )
         lead = self.verdict[0].upper() + self.verdict[1:]
         return (
