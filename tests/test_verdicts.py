@@ -9,6 +9,7 @@ import pytest
 
 from perflab.analysis.claims import ClaimsError, parse_claim
 from perflab.analysis.intervals import (
+    Interval,
     clopper_pearson,
     clustered_rate_interval,
     highest_ratio_coverage,
@@ -29,6 +30,7 @@ from perflab.analysis.verdicts import (
     judging_from_noise_floor,
     lower_bounds,
     percent,
+    refutation_alone,
 )
 
 
@@ -361,6 +363,7 @@ def test_a_within_claim_needs_its_margin_on_the_holds_side_too():
     # Inside the 30% band, but not 10% clear of its edge.
     assert inside_band.interval.high < 1.3
     assert inside_band.verdict == AT_THRESHOLD
+    assert "can at best" not in inside_band.reason
     central = cells(three_repeats([100, 101, 102], [99, 100, 101]))
     assert judge(claim(direction="within", threshold=0.3), central).verdict == HOLDS
     narrow = judge(claim(direction="within", threshold=0.1), central)
@@ -400,7 +403,32 @@ def test_one_decisive_failure_of_four_configurations_still_refutes():
     rows = three_repeats([60, 61, 62], [100, 101, 102], 2) + three_repeats(
         [60, 61, 62], [100, 101, 102], 10
     )
-    assert judge(claim(), cells(rows)).verdict == FAILS
+    every = judge(claim(), cells(rows))
+    assert every.verdict == FAILS
+    assert "and so does every one of 2 configurations" in every.reason
+    assert "and so does every one" not in verdict.reason
+
+
+def test_a_refutation_alone_needs_its_wider_interval_to_stay_past():
+    wide = Interval(0.5, 0.95, 0.98, "exact Mann-Whitney interval")
+    past = Interval(0.5, 0.8, 0.98, "exact Mann-Whitney interval")
+    short = Interval(0.5, 0.8, 0.90, "exact Mann-Whitney interval")
+    refutes, why = refutation_alone(claim(), lambda target: wide, 4, Judging(), "")
+    assert not refutes and "reaches back" in why
+    refutes, why = refutation_alone(claim(), lambda target: past, 4, Judging(), "")
+    assert refutes and "lies past too" in why
+    refutes, why = refutation_alone(claim(), lambda target: short, 4, Judging(), "out of reach")
+    assert not refutes and why.endswith("(Bonferroni), out of reach")
+    assert refutation_alone(claim(), lambda target: short, 1, Judging(), "") == (True, "")
+
+
+def test_a_lower_bound_keeps_a_result_at_its_threshold_undecided():
+    close = three_repeats([104, 105, 106], [100, 100.5, 101])
+    bound = [(i, c, r, v, "bound") if i == "a" else (i, c, r, v) for i, c, r, v in close]
+    verdict = judge(claim(), cells(bound))
+    assert verdict.verdict == INCONCLUSIVE
+    assert "but a side is a lower bound" in verdict.reason
+    assert judge(claim(), cells(close)).verdict == AT_THRESHOLD
 
 
 def test_the_margin_is_a_parameter_never_below_ten_percent():

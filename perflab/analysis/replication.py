@@ -208,34 +208,38 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
-    for verdict in verdicts:
-        claim = verdict.claim
-        cells = [
-            html.escape(claim.seed.split("_")[0]),
-            f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
-            html.escape(claim.expectation()),
-            html.escape(published_figure(claim)),
-            html.escape(verdict.measured()),
-            badge(verdict.verdict),
-            rests_on(verdict),
-        ]
-        if replication.reference is not None:
-            other = replication.reference_of(claim)
-            cells.append(
-                f"{badge(other.verdict)}<br><small>{html.escape(other.measured())}</small>"
-                if other
-                else badge(NOT_MEASURED)
-            )
-            cells.append("≠" if replication.differs(verdict) else "")
-        page = pages.get(claim.study)
-        cells.append(
-            f'<a href="{html.escape(page)}#claim-{html.escape(claim.id)}">{claim.study}</a>'
-            if page
-            else html.escape(claim.study)
-        )
-        lines.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    lines += [index_row(replication, verdict, pages) for verdict in verdicts]
     lines.append("</tbody></table>")
     return "\n".join(lines)
+
+
+def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str]) -> str:
+    """One claim's row of the index table (columns as `index_html` names them)."""
+    claim = verdict.claim
+    cells = [
+        html.escape(claim.seed.split("_")[0]),
+        f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
+        html.escape(claim.expectation()),
+        html.escape(published_figure(claim)),
+        html.escape(verdict.measured()),
+        badge(verdict.verdict),
+        rests_on(verdict),
+    ]
+    if replication.reference is not None:
+        other = replication.reference_of(claim)
+        cells.append(
+            f"{badge(other.verdict)}<br><small>{html.escape(other.measured())}</small>"
+            if other
+            else badge(NOT_MEASURED)
+        )
+        cells.append("≠" if replication.differs(verdict) else "")
+    page = pages.get(claim.study)
+    cells.append(
+        f'<a href="{html.escape(page)}#claim-{html.escape(claim.id)}">{claim.study}</a>'
+        if page
+        else html.escape(claim.study)
+    )
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 
 EFFECTS = (
