@@ -485,6 +485,13 @@ def test_configurations_and_the_seeds_coverage_are_listed():
     lines = verdict.configurations()
     assert lines[0].startswith("concurrency=2: 2.00x [") and lines[0].endswith("holds (decides)")
     assert lines[1].startswith("concurrency=10: ") and "decides" not in lines[1]
+    # The deciding interval's label is said once, beside the verdict; a different one is kept.
+    assert "Mann-Whitney" not in lines[0] and "Mann-Whitney" in verdict.measured()
+    fewer = [row for row in rows if not (row[1] == 10 and row[2] == 3)]
+    mixed = judge(stated, cells(fewer)).configurations()
+    # 2 vs 3 repeats at concurrency 10 (80%) now decide; concurrency 2's 90% is labelled.
+    assert mixed[0].endswith("(90% exact Mann-Whitney interval), holds")
+    assert "Mann-Whitney" not in mixed[1] and mixed[1].endswith("inconclusive (decides)")
     assert judge(claim(), cells(rows)).coverage() == ""
     with pytest.raises(ClaimsError, match="seed_configurations"):
         claim(seed_configurations={"concurrency": 2})

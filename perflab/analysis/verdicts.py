@@ -186,15 +186,18 @@ class Verdict:
         )
 
     def configurations(self) -> list[str]:
-        """Every configuration's effect, interval and verdict; the deciding one marked."""
+        """Every configuration's effect, interval and verdict; the deciding one marked. An
+        interval of the same kind and coverage as the deciding one's (shown beside the
+        verdict) is not labelled again."""
+        said = self.interval.label() if self.interval is not None else None
         lines = []
         for pair in self.pairs:
             mark = " (decides)" if pair is self.deciding and len(self.pairs) > 1 else ""
             failed = f", {pair.failed_cells} failed cell(s)" if pair.failed_cells else ""
-            lines.append(
-                f"{pair.where() or 'all cells'}: {measured(self.claim, pair)}, "
-                f"{pair.verdict}{failed}{mark}"
-            )
+            shown = measured(self.claim, pair)
+            if said is not None and pair.interval is not None and pair.interval.label() == said:
+                shown = shown.removesuffix(f" ({said})")
+            lines.append(f"{pair.where() or 'all cells'}: {shown}, {pair.verdict}{failed}{mark}")
         return lines
 
     def coverage(self) -> str:
