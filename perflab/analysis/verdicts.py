@@ -62,7 +62,6 @@ DECIDING_COVERAGE = 0.90
 # and 0.79 for one ratio (issue 12). A run that measures its own noise floor (A/A cells)
 # may ask for more (`judging_from_noise_floor`), never for less.
 MIN_MARGIN = 0.10
-DECISION_MARGIN = MIN_MARGIN
 # The count of calls an error rate is taken over (ghz's `count`: successful and failed).
 CALLS_METRIC = "count"
 DEFAULT_MARGIN_SOURCE = (
