@@ -7,6 +7,7 @@ import json
 import yaml
 
 from perflab.analysis.replication import (
+    COLOURS,
     OPPOSITE,
     SAME,
     UNDECIDED,
@@ -14,19 +15,30 @@ from perflab.analysis.replication import (
     Replication,
     change,
     comparison_table,
+    forest_rows,
     index_html,
     markdown_table,
     reference_run,
     study_html,
     tally,
 )
-from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge
+from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    judge,
+    judging_from_noise_floor,
+)
 from tests.test_verdicts import cells, claim, three_repeats
 
 AHEAD = cells(three_repeats([200, 210, 220], [100, 105, 110]))
 BEHIND = cells(three_repeats([100, 105, 110], [200, 210, 220]))
 # The groups' ranges overlap: the interval straddles the threshold.
 TIED = cells(three_repeats([100, 120, 140], [110, 125, 135]))
+# Every ratio a little above 1, inside the 10% margin: at its threshold.
+CLOSE = cells(three_repeats([104, 105, 106], [100, 100.5, 101]))
 
 
 def test_tally_counts_each_verdict_and_leaves_out_zeros():
@@ -142,7 +154,7 @@ def test_cli_compares_a_run_against_a_second_one_and_refuses_a_missing_folder(tm
     assert "perflab verdicts:" in capsys.readouterr().err
 
 
-def test_only_clopper_pearson_may_be_labelled_95_percent():
+def test_only_an_error_rates_interval_may_be_labelled_95_percent():
     from tests.conftest import overclaimed_intervals
 
     fails = judge(
@@ -158,9 +170,72 @@ def test_only_clopper_pearson_may_be_labelled_95_percent():
         AHEAD.assign(metric="count"),
     )
     page = index_html(Replication("run-a", [fails, judge(claim(), AHEAD)]), {})
-    assert "95% exact Clopper-Pearson interval" in page
+    assert "95% Chernoff-Hoeffding interval over 3 cells" in page
     assert overclaimed_intervals(page) == []
+    assert overclaimed_intervals("0.00% [0.00%, 0.15%] (95% exact Clopper-Pearson interval)") == []
     assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
         "95%",
         "bootstrap",
     ]
+
+
+def test_tally_and_index_name_the_new_verdict_and_the_margin_used():
+    verdicts = [judge(claim(), CLOSE), judge(claim(), AHEAD)]
+    assert verdicts[0].verdict == AT_THRESHOLD
+    assert tally(verdicts) == "1 hold, 1 at their threshold"
+    assert tally([judge(claim(), AHEAD)]) == "1 hold"
+    page = index_html(Replication("run-a", verdicts), {})
+    assert f">{AT_THRESHOLD}</span>" in page
+    assert "Decision margin: 10%, from the floor: this run measures no noise floor" in page
+    assert "Hodges-Lehmann factor" in page
+    wide = judging_from_noise_floor(0.35, "A/A cells")
+    measured = index_html(Replication("run-a", verdicts, judging=wide), {})
+    expected = "Decision margin: 35%, from the run&#x27;s noise floor, measured on A/A cells"
+    assert expected in measured
+
+
+def test_each_claim_shows_every_configuration_and_which_decides():
+    rows = three_repeats([200, 210, 220], [100, 105, 110], 2) + three_repeats(
+        [150, 155, 160], [100, 105, 110], 10
+    )
+    stated = claim(seed_configurations={"concurrency": [2, 10, 50]})
+    verdict = judge(stated, cells(rows))
+    page = index_html(Replication("run-a", [verdict]), {})
+    assert "concurrency=2: 2.00x [" in page
+    assert "concurrency=10: 1.48x [" in page and "holds (decides)" in page
+    assert "The run covers concurrency 2, 10 of the seed&#x27;s 2, 10, 50." in page
+    study = study_html(Replication("run-a", [verdict]))
+    assert "holds (decides)" in study
+    single = study_html(Replication("run-a", [judge(claim(), AHEAD)]))
+    assert "(decides)" not in single
+
+
+def test_forest_rows_carry_effect_interval_threshold_and_published():
+    within = claim(id="about", direction="within", threshold=0.25)
+    verdicts = [
+        judge(claim(), AHEAD),
+        judge(within, AHEAD),
+        judge(claim(numerator={"implementation": "c"}), AHEAD),
+    ]
+    rows = forest_rows(Replication("run-a", verdicts))
+    assert [row["label"] for row in rows] == ["a-beats-b", "about"]
+    first = rows[0]
+    assert first["low"] <= first["effect"] <= first["high"]
+    assert first["thresholds"] == (1.0,) and first["published"] == 1.5
+    assert first["colour"] == COLOURS[HOLDS] and first["seed"] == "000"
+    assert rows[1]["thresholds"] == (0.8, 1.25)
+    assert rows[1]["colour"] == COLOURS[FAILS]
+
+
+def test_forest_figure_draws_a_row_per_claim_and_a_rate_panel_when_needed():
+    from perflab.analysis import plots
+
+    ratios = forest_rows(Replication("run-a", [judge(claim(), AHEAD), judge(claim(), BEHIND)]))
+    fig = plots.forest(ratios, "claims")
+    assert len(fig.axes) == 1
+    assert fig.axes[0].get_xscale() == "log"
+    assert len(fig.axes[0].get_yticks()) == 2
+    rate = {**ratios[0], "rate": True, "label": "errors", "effect": 0.0, "low": 0.0, "high": 0.46}
+    both = plots.forest([*ratios, rate], "claims")
+    assert [ax.get_xscale() for ax in both.axes] == ["log", "linear"]
+    assert "no claim was measured" in plots.forest([], "claims").axes[0].get_title()

@@ -9,18 +9,28 @@ import pytest
 
 from perflab.analysis.claims import ClaimsError, parse_claim
 from perflab.analysis.intervals import (
+    Interval,
     clopper_pearson,
+    clustered_rate_interval,
+    highest_ratio_coverage,
+    hodges_lehmann_ratio,
     mann_whitney_counts,
     median_interval,
     ratio_interval,
 )
 from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
+    Judging,
     decide,
     judge,
+    judging_from_noise_floor,
+    lower_bounds,
+    percent,
+    refutation_alone,
 )
 
 
@@ -131,17 +141,21 @@ def test_clear_lead_holds_and_reversed_lead_does_not():
 def test_overlapping_groups_are_inconclusive():
     verdict = judge(claim(), cells(three_repeats([100, 130, 90], [110, 95, 120])))
     assert verdict.verdict == INCONCLUSIVE
-    assert "reaches the threshold" in verdict.reason
+    assert "reaches across the threshold" in verdict.reason
 
 
-def test_a_factor_just_past_the_threshold_is_too_close_to_call():
-    # Every ratio of the two groups exceeds 1, but by less than the 10% margin.
+def test_a_factor_just_past_the_threshold_is_at_its_threshold():
+    # Every ratio of the two groups exceeds 1, but by less than the 10% margin: a finding.
     close = judge(claim(), cells(three_repeats([104, 105, 106], [100, 100.5, 101])))
     assert close.interval.low > 1.0
-    assert close.verdict == INCONCLUSIVE
-    assert "within 10% of it" in close.reason
+    assert close.verdict == AT_THRESHOLD
+    assert "within the 10% zone around the threshold" in close.reason
+    assert close.sentence().startswith("At its threshold: rps of a over b")
     clear = judge(claim(), cells(three_repeats([114, 115, 116], [100, 100.5, 101])))
     assert clear.verdict == HOLDS
+    # The same centre with repeats spread past the zone: more repeats may still decide.
+    spread = judge(claim(), cells(three_repeats([90, 105, 120], [100, 100.5, 101])))
+    assert spread.verdict == INCONCLUSIVE
 
 
 def test_two_repeats_cannot_decide_even_a_large_effect():
@@ -162,16 +176,19 @@ def test_missing_cells_are_not_measured():
     assert anywhere.verdict != NOT_MEASURED
 
 
-def test_one_failing_configuration_is_enough_to_refute():
+def test_one_failing_configuration_of_two_is_said_but_does_not_refute_alone():
     rows = three_repeats([200, 210, 220], [100, 105, 110], concurrency=2) + three_repeats(
         [90, 95, 92], [200, 205, 210], concurrency=50
     )
     verdict = judge(claim(), cells(rows))
-    assert verdict.verdict == FAILS
+    assert verdict.verdict == INCONCLUSIVE
     assert verdict.deciding.key == {"concurrency": "50"}
     assert len(verdict.pairs) == 2
+    assert "(it does not hold in 1 of 2 configurations)" in verdict.sentence()
     only_good = judge(claim(), cells(rows[:6]))
     assert only_good.verdict == HOLDS
+    only_bad = judge(claim(), cells(rows[6:]))
+    assert only_bad.verdict == FAILS
 
 
 def test_holds_rests_on_the_configuration_closest_to_the_threshold():
@@ -202,7 +219,7 @@ def test_inconclusive_rests_on_the_configuration_reaching_furthest_past_the_thre
 
 def test_within_band_holds_inside_and_fails_outside():
     same = judge(
-        claim(direction="within", threshold=0.1),
+        claim(direction="within", threshold=0.3),
         cells(three_repeats([100, 101, 102], [99, 100, 101])),
     )
     assert same.verdict == HOLDS
@@ -273,34 +290,49 @@ def error_cells(errors: list[int], calls: int) -> pd.DataFrame:
     return pd.DataFrame(records)
 
 
-def test_error_rate_claim_refuted_by_many_clean_calls_and_upheld_by_errors():
-    rate = claim(
+def rate_claim(threshold: float, direction: str = "greater"):
+    return claim(
         study="aws_io",
         kind="error_rate",
         metric="errors_Unavailable",
         numerator={"implementation": "grpclib", "scenario": "stream"},
         denominator=None,
         pair_by=[],
-        direction="greater",
-        threshold=0.01,
-        published=0.1,
+        direction=direction,
+        threshold=threshold,
+        published=0.7,
     )
-    clean = judge(rate, error_cells([0, 0, 0], 400))
+
+
+def test_error_rate_claim_is_decided_over_cells_not_calls():
+    rate = rate_claim(0.75)
+    clean = judge(rate, error_cells([0] * 6, 400))
+    # 0 errors in 2400 calls, but only 6 cells: at most 46%, not 0.15%.
+    assert clean.interval.high == pytest.approx(1 - 0.025 ** (1 / 6), rel=1e-6)
     assert clean.verdict == FAILS
-    assert "the claim needs error rate > 1.0%" in clean.sentence()
+    assert "the claim needs error rate > 75.0%" in clean.sentence()
+    assert "errors in 0 of 6 cells (0 of 2400 calls), each cell one trial" in clean.reason
+    assert "95% Chernoff-Hoeffding interval over 6 cells" in clean.measured()
     assert claim().expectation() == "ratio > 1"
-    assert "0 of 1200 calls" in clean.reason
-    failing = judge(rate, error_cells([40, 55, 38], 400))
+    # The same clean calls in 3 cells cannot refute it: 3 trials bound the rate only at 71%.
+    assert judge(rate, error_cells([0] * 3, 800)).verdict == INCONCLUSIVE
+    failing = judge(rate_claim(0.5), error_cells([400] * 10, 400))
     assert failing.verdict == HOLDS
-    assert failing.effect == pytest.approx(133 / 1200)
-    few = judge(rate, error_cells([0], 50))
-    assert few.verdict == INCONCLUSIVE
-    # Without pair_by a rate pools every cell it selects, two per repeat here: the 50 clean
-    # calls that could not decide alone decide once the second cell's 400 join them.
-    second = error_cells([0], 400).assign(cell_id="grpclib-c10-r1")
-    pooled = judge(rate, pd.concat([error_cells([0], 50), second]))
-    assert pooled.verdict == FAILS
-    assert "0 of 450 calls" in pooled.reason
+    assert failing.effect == pytest.approx(1.0)
+    assert judge(rate_claim(0.5), error_cells([400] * 3, 400)).verdict == INCONCLUSIVE
+
+
+def test_failures_clustered_in_one_cell_give_a_wide_interval():
+    clustered = clustered_rate_interval([1.0, 0, 0, 0, 0, 0])
+    spread = clustered_rate_interval([1 / 6] * 6)
+    assert clustered.high > 0.65
+    assert clustered.high == pytest.approx(spread.high)
+    # Pooled over 6 x 400 calls as independent trials the same errors look far tighter.
+    pooled = clopper_pearson(400, 2400)
+    assert pooled.high - pooled.low < 0.04 < clustered.high - clustered.low
+    verdict = judge(rate_claim(0.01, "less"), error_cells([400, 0, 0, 0, 0, 0], 400))
+    assert verdict.verdict == INCONCLUSIVE
+    assert "errors in 1 of 6 cells" in verdict.reason
 
 
 def test_claims_file_entries_are_checked_by_key():
@@ -310,3 +342,162 @@ def test_claims_file_entries_are_checked_by_key():
         claim(denominator=None)
     with pytest.raises(ClaimsError, match="unknown key"):
         claim(colour="red")
+
+
+# --- issue 18: how the data decide -----------------------------------------------------------
+
+
+def test_the_effect_is_the_hodges_lehmann_factor_inside_its_interval():
+    # Ratio of medians 10/1 = 10 would sit on the interval's edge; the pairwise median is 1.
+    xs, ys = [1.0, 10.0, 10.0], [1.0, 1.0, 10.0]
+    assert hodges_lehmann_ratio(xs, ys) == pytest.approx(1.0)
+    assert hodges_lehmann_ratio([2.0, 4.0], [1.0, 1.0]) == pytest.approx(math.sqrt(8))
+    verdict = judge(claim(), cells(three_repeats([200, 210, 260], [100, 105, 110])))
+    assert verdict.interval.low <= verdict.effect <= verdict.interval.high
+    assert verdict.effect == pytest.approx(hodges_lehmann_ratio([200, 210, 260], [100, 105, 110]))
+
+
+def test_a_within_claim_needs_its_margin_on_the_holds_side_too():
+    near_edge = cells(three_repeats([125, 126, 127], [99, 100, 101]))
+    inside_band = judge(claim(direction="within", threshold=0.3), near_edge)
+    # Inside the 30% band, but not 10% clear of its edge.
+    assert inside_band.interval.high < 1.3
+    assert inside_band.verdict == AT_THRESHOLD
+    assert "can at best" not in inside_band.reason
+    central = cells(three_repeats([100, 101, 102], [99, 100, 101]))
+    assert judge(claim(direction="within", threshold=0.3), central).verdict == HOLDS
+    narrow = judge(claim(direction="within", threshold=0.1), central)
+    assert narrow.verdict == AT_THRESHOLD
+    assert "can at best be at its threshold" in narrow.reason
+
+
+def four_configurations(last: list[float], repeats: int = 3) -> list[tuple]:
+    """Three configurations where a clearly beats b, and a fourth where a's values are `last`."""
+    base = [100.0 + i for i in range(repeats)]
+    rows = []
+    for concurrency in (2, 10, 25):
+        rows += [("a", concurrency, r + 1, 2 * v) for r, v in enumerate(base)]
+        rows += [("b", concurrency, r + 1, v) for r, v in enumerate(base)]
+    rows += [("a", 50, r + 1, v) for r, v in enumerate(last)]
+    rows += [("b", 50, r + 1, v) for r, v in enumerate(base)]
+    return rows
+
+
+def test_one_marginal_failure_of_four_configurations_does_not_refute_alone():
+    verdict = judge(claim(), cells(four_configurations([80, 82, 84])))
+    assert [pair.verdict for pair in verdict.pairs] == [HOLDS, HOLDS, HOLDS, FAILS]
+    assert verdict.verdict == INCONCLUSIVE
+    assert "1 of 4 configurations do not hold at 90%" in verdict.reason
+    assert "needs a 97.5% interval alone (Bonferroni)" in verdict.reason
+    assert "3 vs 3 repeats cannot reach (at most 90%)" in verdict.reason
+    assert highest_ratio_coverage(3, 3) == pytest.approx(0.9)
+
+
+def test_one_decisive_failure_of_four_configurations_still_refutes():
+    # Five repeats a side reach 98%, past the 97.5% one of four configurations needs alone.
+    verdict = judge(claim(), cells(four_configurations([40, 41, 42, 43, 44], repeats=5)))
+    assert verdict.verdict == FAILS
+    assert verdict.deciding.key == {"concurrency": "50"}
+    assert "lies past too (one of 4 configurations needs a 97.5% interval alone" in verdict.reason
+    # And every configuration failing refutes whatever their number.
+    rows = three_repeats([60, 61, 62], [100, 101, 102], 2) + three_repeats(
+        [60, 61, 62], [100, 101, 102], 10
+    )
+    every = judge(claim(), cells(rows))
+    assert every.verdict == FAILS
+    assert "and so does every one of 2 configurations" in every.reason
+    assert "and so does every one" not in verdict.reason
+
+
+def test_a_refutation_alone_needs_its_wider_interval_to_stay_past():
+    wide = Interval(0.5, 0.95, 0.98, "exact Mann-Whitney interval")
+    past = Interval(0.5, 0.8, 0.98, "exact Mann-Whitney interval")
+    short = Interval(0.5, 0.8, 0.90, "exact Mann-Whitney interval")
+    refutes, why = refutation_alone(claim(), lambda target: wide, 4, Judging(), "")
+    assert not refutes and "reaches back" in why
+    refutes, why = refutation_alone(claim(), lambda target: past, 4, Judging(), "")
+    assert refutes and "lies past too" in why
+    refutes, why = refutation_alone(claim(), lambda target: short, 4, Judging(), "out of reach")
+    assert not refutes and why.endswith("(Bonferroni), out of reach")
+    assert refutation_alone(claim(), lambda target: short, 1, Judging(), "") == (True, "")
+
+
+def test_a_lower_bound_keeps_a_result_at_its_threshold_undecided():
+    close = three_repeats([104, 105, 106], [100, 100.5, 101])
+    bound = [(i, c, r, v, "bound") if i == "a" else (i, c, r, v) for i, c, r, v in close]
+    verdict = judge(claim(), cells(bound))
+    assert verdict.verdict == INCONCLUSIVE
+    assert "but a side is a lower bound" in verdict.reason
+    assert judge(claim(), cells(close)).verdict == AT_THRESHOLD
+
+
+def test_the_margin_is_a_parameter_never_below_ten_percent():
+    lead = cells(three_repeats([130, 131, 132], [99, 100, 101]))
+    assert judge(claim(), lead).verdict == HOLDS
+    drifty = judging_from_noise_floor(0.35, "A/A cells of hello")
+    assert drifty.margin == pytest.approx(0.35)
+    assert "noise floor, measured on A/A cells of hello" in drifty.sentence()
+    assert judge(claim(), lead, judging=drifty).verdict == AT_THRESHOLD
+    quiet = judging_from_noise_floor(0.04)
+    assert quiet.margin == pytest.approx(0.10)
+    assert "4% measured on its A/A cells, is below it" in quiet.source
+    assert "no A/A cells" in Judging().sentence()
+    with pytest.raises(ValueError, match="below 10%"):
+        Judging(margin=0.05)
+
+
+def test_only_floored_metrics_of_bound_cells_are_lower_bounds():
+    rows = cells(three_repeats([50, 52, 55], [100, 105, 110])).assign(status="bound")
+    assert lower_bounds(rows)
+    assert not lower_bounds(rows.assign(metric="latency_p50"))
+    # The effective ceiling (mark_lower_bounds) overrules the status recorded at run time.
+    assert not lower_bounds(rows.assign(lower_bound=False))
+    assert lower_bounds(rows.assign(lower_bound=True, status="ok"))
+    latency = claim(metric="latency_p50", direction="less")
+    assert judge(latency, rows.assign(metric="latency_p50")).verdict == HOLDS
+    assert judge(claim(direction="less"), rows).verdict == INCONCLUSIVE
+
+
+def test_failed_cells_are_said_and_never_silently_dropped():
+    rows = cells(three_repeats([200, 210, 220], [100, 105, 110]))
+    failed = cells([("a", 2, 4, 1.0, "failed")]).assign(metric="failed")
+    verdict = judge(claim(), pd.concat([rows, failed]))
+    assert verdict.verdict == INCONCLUSIVE
+    assert verdict.deciding.failed_cells == 1
+    assert "1 of its cells failed" in verdict.reason
+    assert "1 failed cell(s)" in verdict.configurations()[0]
+    assert judge(claim(), rows).verdict == HOLDS
+    # A configuration whose every numerator cell failed stays, with no interval.
+    lost = cells([("a", 10, r, 1.0, "failed") for r in (1, 2, 3)]).assign(metric="failed")
+    others = cells([("b", 10, r, 100.0 + r) for r in (1, 2, 3)])
+    both = judge(claim(), pd.concat([rows, lost, others]))
+    assert [pair.where() for pair in both.pairs] == ["concurrency=2", "concurrency=10"]
+    assert both.pairs[1].interval is None and both.pairs[1].failed_cells == 3
+
+
+def test_configurations_and_the_seeds_coverage_are_listed():
+    rows = three_repeats([200, 210, 220], [100, 105, 110], 2) + three_repeats(
+        [300, 310, 320], [100, 105, 110], 10
+    )
+    stated = claim(seed_configurations={"concurrency": [2, 10, 25, 50]})
+    verdict = judge(stated, cells(rows))
+    assert verdict.coverage() == "The run covers concurrency 2, 10 of the seed's 2, 10, 25, 50."
+    lines = verdict.configurations()
+    assert lines[0].startswith("concurrency=2: 2.00x [") and lines[0].endswith("holds (decides)")
+    assert lines[1].startswith("concurrency=10: ") and "decides" not in lines[1]
+    # The deciding interval's label is said once, beside the verdict; a different one is kept.
+    assert "Mann-Whitney" not in lines[0] and "Mann-Whitney" in verdict.measured()
+    fewer = [row for row in rows if not (row[1] == 10 and row[2] == 3)]
+    mixed = judge(stated, cells(fewer)).configurations()
+    # 2 vs 3 repeats at concurrency 10 (80%) now decide; concurrency 2's 90% is labelled.
+    assert mixed[0].endswith("(90% exact Mann-Whitney interval), holds")
+    assert "Mann-Whitney" not in mixed[1] and mixed[1].endswith("inconclusive (decides)")
+    assert judge(claim(), cells(rows)).coverage() == ""
+    with pytest.raises(ClaimsError, match="seed_configurations"):
+        claim(seed_configurations={"concurrency": 2})
+
+
+def test_coverages_are_stated_as_what_they_are():
+    assert percent(0.9) == "90%"
+    assert percent(0.975) == "97.5%"
+    assert percent(1 - 0.1 / 3) == "96.6%"

@@ -29,6 +29,7 @@ OPTIONAL_KEYS = {
     "topology",
     "note",
     "metric_note",
+    "seed_configurations",
 }
 
 
@@ -73,6 +74,9 @@ class Claim:
     topology: str = "localhost"
     note: str = ""
     metric_note: str = ""
+    # The values the seed measured, per parameter (e.g. concurrency: [2, 10, 25, 50]), so a
+    # verdict can say which of them the run's cells cover. Optional: {} says nothing.
+    seed_configurations: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def expectation(self) -> str:
         """The claim's test in words, e.g. 'ratio > 1.0' or 'ratio within 10% of 1'."""
@@ -138,6 +142,7 @@ def parse_claim(index: int, raw: Any) -> Claim:
     pair_by = raw.get("pair_by") or []
     if not isinstance(pair_by, list) or not all(isinstance(p, str) for p in pair_by):
         raise ClaimsError(f"{where}.pair_by: expected a list of parameter names")
+    seed_configurations = parse_seed_configurations(where, raw.get("seed_configurations"))
     return Claim(
         id=str(raw["id"]),
         seed=str(raw["seed"]),
@@ -159,7 +164,19 @@ def parse_claim(index: int, raw: Any) -> Claim:
         topology=topology,
         note=str(raw.get("note", "")).strip(),
         metric_note=str(raw.get("metric_note", "")).strip(),
+        seed_configurations=seed_configurations,
     )
+
+
+def parse_seed_configurations(where: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """`seed_configurations`: parameter -> the values the seed ran, compared as text."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+        isinstance(values, list) and values for values in raw.values()
+    ):
+        raise ClaimsError(f"{where}.seed_configurations: expected parameter: [values]")
+    return {str(name): tuple(str(value) for value in values) for name, values in raw.items()}
 
 
 def read_claims(path: str | Path) -> list[Claim]:

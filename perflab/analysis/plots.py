@@ -127,3 +127,76 @@ def show(fig: Figure, out_dir: str | Path, name: str):  # -> IPython.display.Ima
     path = save(fig, out_dir, name)
     plt.close(fig)
     return Image(filename=str(path))
+
+
+def forest(rows: list[dict], title: str) -> Figure:
+    """A forest plot of claims: per row its effect (dot) and interval (bar) in its verdict's
+    colour, its threshold (black tick; both band edges for a 'within' claim) and the
+    published figure (hollow diamond), one line per claim, grouped by `seed`.
+
+    Ratios share a log axis (0.5x and 2x lie equally far from 1); error rates, which may be
+    0%, get a linear axis of their own below. `rows`: replication.forest_rows.
+    """
+    panels = [
+        (kind, [row for row in rows if row["rate"] == (kind == "rate")])
+        for kind in ("ratio", "rate")
+    ]
+    panels = [(kind, part) for kind, part in panels if part]
+    if not panels:
+        fig, ax = plt.subplots(figsize=(8, 1.5))
+        ax.set_axis_off()
+        ax.set_title(f"{title}: no claim was measured")
+        return fig
+    heights = [len(part) + 1 for _, part in panels]
+    fig, axes = plt.subplots(
+        len(panels),
+        1,
+        figsize=(10, 0.28 * sum(heights) + 1.5),
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
+    for ax, (kind, part) in zip(axes[:, 0], panels, strict=True):
+        forest_panel(ax, part, log=kind == "ratio")
+    axes[0, 0].set_title(title)
+    from matplotlib.lines import Line2D
+
+    shown = {str(row["verdict"]): str(row["colour"]) for row in rows}
+    handles = [Line2D([], [], color=colour, marker="o", lw=2) for colour in shown.values()]
+    axes[-1, 0].legend(
+        handles,
+        list(shown),
+        fontsize=7,
+        loc="upper center",
+        ncol=len(shown),
+        bbox_to_anchor=(0.5, -0.35 if len(panels) > 1 else -0.08),
+    )
+    fig.tight_layout()
+    return fig
+
+
+def forest_panel(ax, rows: list[dict], log: bool) -> None:  # ax: matplotlib Axes
+    """One panel of `forest`: rows top to bottom, a rule between seeds."""
+    ordered = sorted(rows, key=lambda row: str(row["seed"]))
+    ys = list(range(len(ordered), 0, -1))
+    scale = 1.0 if log else 100.0  # rates read as percent
+    for y, row in zip(ys, ordered, strict=True):
+        if row["low"] is not None:
+            ax.plot([row["low"] * scale, row["high"] * scale], [y, y], color=row["colour"], lw=2)
+        if row["effect"] == row["effect"]:
+            ax.plot(row["effect"] * scale, y, "o", color=row["colour"], ms=5)
+        for threshold in row["thresholds"]:
+            ax.plot(threshold * scale, y, "|", color="black", ms=12, mew=1.5)
+        if row["published"] is not None and (not log or row["published"] > 0):
+            ax.plot(row["published"] * scale, y, "D", mfc="none", mec="#57606a", ms=6)
+    for y, (above, below) in zip(ys[1:], zip(ordered, ordered[1:], strict=False), strict=False):
+        if above["seed"] != below["seed"]:
+            ax.axhline(y + 0.5, color="#d0d7de", lw=1)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{row['seed']}  {row['label']}" for row in ordered], fontsize=7)
+    ax.set_ylim(0.3, len(ordered) + 0.7)
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlabel("measured factor with its interval (log scale); | threshold, ◇ published")
+    else:
+        ax.set_xlabel("error rate, % (per cell, with its interval); | threshold, ◇ published")
+    ax.grid(True, axis="x", alpha=0.3)

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
     VERDICTS,
+    Judging,
     Verdict,
     format_effect,
     judge_run,
@@ -29,7 +31,13 @@ from perflab.analysis.verdicts import (
 
 CLAIMS_FILE = "claims.yml"
 REFERENCE_RUNS_FILE = "reference_runs.yml"
-COLOURS = {HOLDS: "#1a7f37", FAILS: "#cf222e", INCONCLUSIVE: "#9a6700", NOT_MEASURED: "#57606a"}
+COLOURS = {
+    HOLDS: "#1a7f37",
+    FAILS: "#cf222e",
+    AT_THRESHOLD: "#8250df",
+    INCONCLUSIVE: "#9a6700",
+    NOT_MEASURED: "#57606a",
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,7 @@ class Replication:
     verdicts: list[Verdict]
     reference_id: str | None = None
     reference: list[Verdict] | None = None
+    judging: Judging = Judging()
 
     def reference_of(self, claim: Claim) -> Verdict | None:
         if self.reference is None:
@@ -71,18 +80,22 @@ def replicate(
     reference_dir: str | Path,
     study: str | None = None,
     against: str | Path | None = None,
+    judging: Judging | None = None,
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
-    or those of the run `against` names (e.g. a second run of the same commit)."""
+    or those of the run `against` names (e.g. a second run of the same commit); both
+    judged with one `judging` (its margin), so they differ only by their data."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
+    judging = judging or Judging()
     claims = read_claims(reference_dir / CLAIMS_FILE)
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
-    verdicts = judge_run(run_dir, claims) if claims else []
+    verdicts = judge_run(run_dir, claims, judging) if claims else []
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     if other is None or not claims:
-        return Replication(run_dir.name, verdicts)
-    return Replication(run_dir.name, verdicts, other.name, judge_run(other, claims))
+        return Replication(run_dir.name, verdicts, judging=judging)
+    theirs = judge_run(other, claims, judging)
+    return Replication(run_dir.name, verdicts, other.name, theirs, judging)
 
 
 SAME = "same"
@@ -137,7 +150,12 @@ def short(verdict: Verdict | None) -> str:
 def tally(verdicts: list[Verdict]) -> str:
     """e.g. '12 hold, 3 do not hold, 5 inconclusive, 2 not measured' (zero counts left out)."""
     counts = Counter(v.verdict for v in verdicts)
-    words = {HOLDS: "hold", FAILS: "do not hold", INCONCLUSIVE: "inconclusive"}
+    words = {
+        HOLDS: "hold",
+        FAILS: "do not hold",
+        AT_THRESHOLD: "at their threshold",
+        INCONCLUSIVE: "inconclusive",
+    }
     words[NOT_MEASURED] = "not measured"
     parts = [f"{counts[v]} {words[v]}" for v in VERDICTS if counts[v]]
     return ", ".join(parts) if parts else "no claims"
@@ -165,7 +183,8 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines = [
         f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
-        f"{tally(verdicts)}.</p>"
+        f"{tally(verdicts)}.</p>",
+        f"<p>{html.escape(replication.judging.sentence())} {html.escape(EFFECTS)}</p>",
     ]
     if replication.reference is not None:
         moved = [v for v in verdicts if replication.differs(v)]
@@ -177,6 +196,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + "</p>"
         )
     head = ["seed", "claim", "test", "published", "measured [interval]", "verdict"]
+    head.append("configurations")
     if replication.reference is not None:
         head += ["reference run", ""]
     head.append("evidence")
@@ -188,33 +208,54 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
-    for verdict in verdicts:
-        claim = verdict.claim
-        cells = [
-            html.escape(claim.seed.split("_")[0]),
-            f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
-            html.escape(claim.expectation()),
-            html.escape(published_figure(claim)),
-            html.escape(verdict.measured()),
-            badge(verdict.verdict),
-        ]
-        if replication.reference is not None:
-            other = replication.reference_of(claim)
-            cells.append(
-                f"{badge(other.verdict)}<br><small>{html.escape(other.measured())}</small>"
-                if other
-                else badge(NOT_MEASURED)
-            )
-            cells.append("≠" if replication.differs(verdict) else "")
-        page = pages.get(claim.study)
-        cells.append(
-            f'<a href="{html.escape(page)}#claim-{html.escape(claim.id)}">{claim.study}</a>'
-            if page
-            else html.escape(claim.study)
-        )
-        lines.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    lines += [index_row(replication, verdict, pages) for verdict in verdicts]
     lines.append("</tbody></table>")
     return "\n".join(lines)
+
+
+def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str]) -> str:
+    """One claim's row of the index table (columns as `index_html` names them)."""
+    claim = verdict.claim
+    cells = [
+        html.escape(claim.seed.split("_")[0]),
+        f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
+        html.escape(claim.expectation()),
+        html.escape(published_figure(claim)),
+        html.escape(verdict.measured()),
+        badge(verdict.verdict),
+        rests_on(verdict),
+    ]
+    if replication.reference is not None:
+        other = replication.reference_of(claim)
+        cells.append(
+            f"{badge(other.verdict)}<br><small>{html.escape(other.measured())}</small>"
+            if other
+            else badge(NOT_MEASURED)
+        )
+        cells.append("≠" if replication.differs(verdict) else "")
+    page = pages.get(claim.study)
+    cells.append(
+        f'<a href="{html.escape(page)}#claim-{html.escape(claim.id)}">{claim.study}</a>'
+        if page
+        else html.escape(claim.study)
+    )
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+EFFECTS = (
+    "A ratio's effect is the Hodges-Lehmann factor (the median of the pairwise ratios of the "
+    "two groups' repeats), the centre of its exact Mann-Whitney interval; an error rate's is "
+    "the mean rate per cell, each cell one trial."
+)
+
+
+def rests_on(verdict: Verdict) -> str:
+    """HTML: every configuration's effect, interval and verdict, the deciding one marked,
+    and which of the seed's configurations the run covers."""
+    lines = [html.escape(line) for line in verdict.configurations()]
+    if verdict.coverage():
+        lines.append(f"<i>{html.escape(verdict.coverage())}</i>")
+    return "<small>" + "<br>".join(lines) + "</small>" if lines else ""
 
 
 def study_html(replication: Replication) -> str:
@@ -242,6 +283,8 @@ def study_html(replication: Replication) -> str:
             )
             mark = " <b>Differs from</b>" if replication.differs(verdict) else " Same as"
             item += f"<br><small>{mark} the reference run: {html.escape(said)}.</small>"
+        if len(verdict.pairs) > 1 or verdict.coverage():
+            item += f"<br>{rests_on(verdict)}"
         if verdict.cell_ids:
             item += f"<br><small>Cells: {html.escape(', '.join(verdict.cell_ids))}</small>"
         lines.append(item + "</li>")
@@ -260,3 +303,33 @@ def markdown_table(replication: Replication) -> str:
             f"| {verdict.verdict} |"
         )
     return "\n".join(rows)
+
+
+def forest_rows(replication: Replication) -> list[dict[str, object]]:
+    """Per measured claim, what the forest plot draws: its effect and interval on the
+    configuration it rests on, its threshold (band edges for 'within'), the published
+    figure, its verdict's colour, grouped by seed."""
+    rows: list[dict[str, object]] = []
+    for verdict in replication.verdicts:
+        claim, pair = verdict.claim, verdict.deciding
+        if pair is None:
+            continue
+        interval = pair.interval
+        band = claim.direction == "within"
+        rows.append(
+            {
+                "seed": claim.seed.split("_")[0],
+                "label": claim.id,
+                "rate": claim.kind == "error_rate",
+                "effect": pair.effect,
+                "low": interval.low if interval else None,
+                "high": interval.high if interval else None,
+                "thresholds": (
+                    (1 / (1 + claim.threshold), 1 + claim.threshold) if band else (claim.threshold,)
+                ),
+                "published": claim.published,
+                "colour": COLOURS[verdict.verdict],
+                "verdict": verdict.verdict,
+            }
+        )
+    return rows

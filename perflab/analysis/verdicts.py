@@ -1,13 +1,28 @@
-"""A verdict per published claim and run: holds, does not hold, inconclusive, not measured.
+"""A verdict per published claim and run: holds, does not hold, at its threshold,
+inconclusive, not measured.
 
 For each claim (perflab.analysis.claims) the engine picks the run's cells of both groups, per
-configuration named by `pair_by`, and computes the effect (ratio of the groups' medians,
-or an error rate) with an exact interval (perflab.analysis.intervals). A configuration is decided
-only when its interval has at least DECIDING_COVERAGE coverage and lies wholly on one
-side of the claim's threshold; the claim holds when every configuration holds, does not
-hold when one configuration decidedly does not, and is inconclusive otherwise. Nothing
-here knows a study: a study may add derived metrics through
-`perflab.studies.<id>.analysis.claim_frame(run_dir)`.
+configuration named by `pair_by`, and computes the effect with an interval whose coverage is
+what its method gives for the repeats at hand (perflab.analysis.intervals):
+
+- a ratio: the Hodges-Lehmann factor (median of the pairwise ratios) inside the exact Moses
+  (Mann-Whitney) interval it is the centre of;
+- an error rate: the mean rate per cell inside a Chernoff-Hoeffding interval over cells,
+  each cell one trial (calls within a cell share a connection, their failures cluster).
+
+A configuration is decided only when its interval has at least `Judging.coverage` and
+clears the threshold by `Judging.margin` (the run-to-run drift within-run intervals cannot
+see; never below MIN_MARGIN), on either side, "within" claims included. An interval lying
+wholly inside that margin zone is "at its threshold": more repeats would narrow it, not move
+it clear, a finding rather than a shrug.
+
+A claim holds when every configuration holds (each must, so no correction for their number
+is needed). It does not hold when one configuration refutes it alone with the coverage a
+Bonferroni correction for the claim's number of configurations asks (1 - (1 - coverage) / k),
+or when every configuration does not hold (the chance that all of them mislead is at most
+that of any one). It is at its threshold when every configuration holds or is at its
+threshold, and inconclusive otherwise. Nothing here knows a study: a study may add derived
+metrics through `perflab.studies.<id>.analysis.claim_frame(run_dir)`.
 """
 
 from __future__ import annotations
@@ -15,32 +30,88 @@ from __future__ import annotations
 import importlib
 import json
 import math
-import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.claims import ANY_TOPOLOGY, Claim, ClaimsError, Selector
-from perflab.analysis.intervals import Interval, clopper_pearson, ratio_interval
+from perflab.analysis.intervals import (
+    TARGET_COVERAGE,
+    Interval,
+    clustered_rate_interval,
+    highest_ratio_coverage,
+    hodges_lehmann_ratio,
+    ratio_interval,
+)
+from perflab.contract.bounds import FLOORED_METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
 
 HOLDS = "holds"
 FAILS = "does not hold"
+AT_THRESHOLD = "at its threshold"
 INCONCLUSIVE = "inconclusive"
 NOT_MEASURED = "not measured"
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
+VERDICTS = (HOLDS, FAILS, AT_THRESHOLD, INCONCLUSIVE, NOT_MEASURED)
 # 3 vs 3 repeats give an exact 90% interval at most; fewer repeats cannot decide a ratio.
 DECIDING_COVERAGE = 0.90
-# A decided verdict must clear its threshold by this factor, on either side. Within-run
-# intervals cannot see run-to-run drift: two quick runs of one commit gave 1.13 and 0.79 for
-# one ratio (issue 12). A factor this close to the threshold is called inconclusive, so two
-# runs can only disagree as decided-vs-inconclusive, never holds-vs-does-not-hold, unless
-# the drift exceeds the margin plus both intervals.
-DECISION_MARGIN = 0.10
+# A decided verdict must clear its threshold by at least this factor, on either side.
+# Within-run intervals cannot see run-to-run drift: two quick runs of one commit gave 1.13
+# and 0.79 for one ratio (issue 12). A run that measures its own noise floor (A/A cells)
+# may ask for more (`judging_from_noise_floor`), never for less.
+MIN_MARGIN = 0.10
 # The count of calls an error rate is taken over (ghz's `count`: successful and failed).
 CALLS_METRIC = "count"
+DEFAULT_MARGIN_SOURCE = (
+    "the floor: this run measures no noise floor of its own (no A/A cells), and two runs of "
+    "one commit have drifted further than within-run intervals show"
+)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How the data decide: the margin a decided verdict clears its threshold by, where
+    that margin came from, and the coverage a configuration's interval needs."""
+
+    margin: float = MIN_MARGIN
+    source: str = DEFAULT_MARGIN_SOURCE
+    coverage: float = DECIDING_COVERAGE
+
+    def __post_init__(self) -> None:
+        if not self.margin >= MIN_MARGIN:
+            raise ValueError(f"a decision margin of {self.margin!r} is below {MIN_MARGIN:.0%}")
+
+    def sentence(self) -> str:
+        return (
+            f"Decision margin: {self.margin:.0%}, from {self.source}. A decided verdict clears "
+            f"its threshold by that factor with an interval of at least {percent(self.coverage)} "
+            "coverage; an interval wholly inside the margin zone is 'at its threshold'."
+        )
+
+
+def judging_from_noise_floor(floor: float | None, measured_on: str = "") -> Judging:
+    """The margin a measured noise floor sets (e.g. the widest A/A drift between two cells
+    of one configuration), never below MIN_MARGIN; the default when nothing measured it."""
+    if floor is None:
+        return Judging()
+    if floor <= MIN_MARGIN:
+        return Judging(
+            MIN_MARGIN,
+            f"the floor of {MIN_MARGIN:.0%}: the run's noise floor, {floor:.0%} "
+            f"measured on {measured_on or 'its A/A cells'}, is below it",
+        )
+    return Judging(floor, f"the run's noise floor, measured on {measured_on or 'its A/A cells'}")
+
+
+def percent(coverage: float) -> str:
+    """A coverage as the verdicts state it: whole percent rounded down, a tenth where the
+    whole percent would hide a difference (97.5% needed is not 97%)."""
+    whole = math.floor(coverage * 100 + 1e-9)
+    if abs(coverage * 100 - whole) < 1e-9:
+        return f"{whole:.0f}%"
+    return f"{math.floor(coverage * 1000 + 1e-9) / 10:.1f}%"
 
 
 @dataclass(frozen=True)
@@ -55,6 +126,11 @@ class PairResult:
     n_numerator: int
     n_denominator: int
     cell_ids: tuple[str, ...]
+    # Cells of this configuration that failed (no value): said, never silently dropped.
+    failed_cells: int = 0
+    # A "does not hold" that survives the correction for the claim's number of configurations.
+    refutes_alone: bool = False
+    alone_reason: str = ""
 
     def where(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.key.items())
@@ -67,6 +143,7 @@ class Verdict:
     reason: str
     deciding: PairResult | None = None
     pairs: tuple[PairResult, ...] = field(default_factory=tuple)
+    judging: Judging = field(default_factory=Judging)
 
     @property
     def effect(self) -> float | None:
@@ -82,15 +159,7 @@ class Verdict:
 
     def measured(self) -> str:
         """The effect with its interval, e.g. '1.52x [1.31, 1.70] (90% exact ...)'."""
-        pair = self.deciding
-        if pair is None:
-            return "not measured"
-        value = format_effect(self.claim, pair.effect)
-        if pair.interval is None:
-            return f"{value} (no interval: {pair.n_numerator} vs {pair.n_denominator} repeats)"
-        low = format_effect(self.claim, pair.interval.low)
-        high = format_effect(self.claim, pair.interval.high)
-        return f"{value} [{low}, {high}] ({pair.interval.label()})"
+        return "not measured" if self.deciding is None else measured(self.claim, self.deciding)
 
     def sentence(self) -> str:
         """The verdict in one plain sentence, generated from the numbers."""
@@ -101,12 +170,13 @@ class Verdict:
         where = f" at {self.deciding.where()}" if self.deciding.key else ""
         of = ""
         if len(self.pairs) > 1:
-            alike = sum(pair.verdict == self.verdict for pair in self.pairs)
-            state = "is undecided" if self.verdict == INCONCLUSIVE else self.verdict
+            # What the configuration shown did, which a claim undecided overall may differ from.
+            shown = self.deciding.verdict
+            alike = sum(pair.verdict == shown for pair in self.pairs)
             of = (
                 f" (the weakest of {len(self.pairs)} configurations)"
                 if self.verdict == HOLDS
-                else f" (it {state} in {alike} of {len(self.pairs)} configurations)"
+                else f" (it {STATES[shown]} in {alike} of {len(self.pairs)} configurations)"
             )
         lead = self.verdict[0].upper() + self.verdict[1:]
         return (
@@ -114,8 +184,65 @@ class Verdict:
             f"the claim needs {claim.expectation()}: {self.reason}."
         )
 
+    def configurations(self) -> list[str]:
+        """Every configuration's effect, interval and verdict; the deciding one marked. An
+        interval of the same kind and coverage as the deciding one's (shown beside the
+        verdict) is not labelled again."""
+        said = self.interval.label() if self.interval is not None else None
+        lines = []
+        for pair in self.pairs:
+            mark = " (decides)" if pair is self.deciding and len(self.pairs) > 1 else ""
+            failed = f", {pair.failed_cells} failed cell(s)" if pair.failed_cells else ""
+            shown = measured(self.claim, pair)
+            if said is not None and pair.interval is not None and pair.interval.label() == said:
+                shown = shown.removesuffix(f" ({said})")
+            lines.append(f"{pair.where() or 'all cells'}: {shown}, {pair.verdict}{failed}{mark}")
+        return lines
+
+    def coverage(self) -> str:
+        """Which of the seed's configurations the run's cells cover, where the claim names
+        them (claims.yml `seed_configurations`); '' where it does not."""
+        return seed_coverage(self.claim, self.pairs)
+
+
+STATES = {
+    HOLDS: "holds",
+    FAILS: "does not hold",
+    AT_THRESHOLD: "is at its threshold",
+    INCONCLUSIVE: "is undecided",
+}
+
+
+def measured(claim: Claim, pair: PairResult) -> str:
+    value = format_effect(claim, pair.effect)
+    if pair.interval is None:
+        return f"{value} (no interval: {pair.n_numerator} vs {pair.n_denominator} repeats)"
+    low = format_effect(claim, pair.interval.low)
+    high = format_effect(claim, pair.interval.high)
+    return f"{value} [{low}, {high}] ({pair.interval.label()})"
+
+
+def seed_coverage(claim: Claim, pairs: tuple[PairResult, ...]) -> str:
+    """e.g. 'covers concurrency 2, 10 of the seed's 2, 10, 25, 50'."""
+    parts = []
+    for name, seeds in claim.seed_configurations.items():
+        if name in claim.pair_by:
+            ran = {normalized(pair.key[name]) for pair in pairs}
+        else:
+            fixed = claim.numerator.params.get(name)
+            ran = set() if fixed is None or not pairs else {normalized(fixed)}
+        covered = [value for value in seeds if value in ran]
+        extra = sorted(ran - set(seeds))
+        text = f"{name} {', '.join(covered) or 'none'} of the seed's {', '.join(seeds)}" + (
+            f" (and {', '.join(extra)}, which the seed did not run)" if extra else ""
+        )
+        parts.append(text)
+    return f"The run covers {'; '.join(parts)}." if parts else ""
+
 
 def format_effect(claim: Claim, value: float) -> str:
+    if value != value:
+        return "n/a"
     if claim.kind == "error_rate":
         return f"{value:.2%}"
     return f"{value:.2f}x"
@@ -139,46 +266,134 @@ def decide(
     threshold: float,
     numerator_floor: bool = False,
     denominator_floor: bool = False,
+    margin: float = MIN_MARGIN,
+    coverage: float = DECIDING_COVERAGE,
 ) -> tuple[str, str]:
     """Verdict and reason for one configuration.
 
-    `*_floor` says a side's cells were `bound`: their rate is only a lower bound, so the
-    true ratio may be higher (numerator) or lower (denominator) than measured, and only
-    the decision that such a shift cannot overturn is kept.
+    `*_floor` says a side's figures are lower bounds (a rate above the load generator's
+    effective ceiling), so the true ratio may be higher (numerator) or lower (denominator)
+    than measured, and only the decision that such a shift cannot overturn is kept.
     """
     if interval is None:
         return INCONCLUSIVE, "too few repeats for an interval"
-    if interval.coverage < DECIDING_COVERAGE:
+    if interval.coverage < coverage - 1e-9:
         return INCONCLUSIVE, (
-            f"the repeats give only a {interval.label()}, "
-            f"below the {DECIDING_COVERAGE:.0%} needed to decide"
+            f"the repeats give only a {interval.label()}, below the {percent(coverage)} needed "
+            "to decide"
         )
-    widen = 1 + DECISION_MARGIN
     if direction == "within":
-        band_low, band_high = 1 / (1 + threshold), 1 + threshold
         if numerator_floor or denominator_floor:
             return INCONCLUSIVE, "a side is bound by the load generator"
-        if band_low <= interval.low and interval.high <= band_high:
-            return HOLDS, "the whole interval lies inside the band"
-        if interval.high < band_low / widen or interval.low > band_high * widen:
-            return FAILS, f"the whole interval lies outside the band, widened by {widen - 1:.0%}"
-        return INCONCLUSIVE, (
-            f"the interval reaches the band or lies within {widen - 1:.0%} of its edge"
-        )
+        return decide_within(interval, threshold, 1 + margin)
+    return decide_one_sided(
+        interval,
+        direction,
+        threshold,
+        1 + margin,
+        numerator_floor or denominator_floor,
+        (numerator_floor, denominator_floor),
+    )
+
+
+def decide_one_sided(
+    interval: Interval,
+    direction: str,
+    threshold: float,
+    widen: float,
+    any_floor: bool,
+    floors: tuple[bool, bool],
+) -> tuple[str, str]:
+    clear = f"{widen - 1:.0%} clear of it"
     above = interval.low >= threshold * widen
     below = interval.high <= threshold / widen
     # A floor on the numerator can only raise the true ratio, on the denominator only lower it.
-    if numerator_floor and below:
+    if floors[0] and below:
         return INCONCLUSIVE, "below the threshold, but the numerator is a lower bound"
-    if denominator_floor and above:
+    if floors[1] and above:
         return INCONCLUSIVE, "above the threshold, but the denominator is a lower bound"
     if (direction == "greater" and above) or (direction == "less" and below):
-        return HOLDS, f"the whole interval lies on the claimed side, {widen - 1:.0%} clear of it"
+        return HOLDS, f"the whole interval lies on the claimed side, {clear}"
     if (direction == "greater" and below) or (direction == "less" and above):
-        return FAILS, f"the whole interval lies on the other side, {widen - 1:.0%} clear of it"
-    return INCONCLUSIVE, (
-        f"the interval reaches the threshold or lies within {widen - 1:.0%} of it"
+        return FAILS, f"the whole interval lies on the other side, {clear}"
+    zone = f"the {widen - 1:.0%} zone around the threshold"
+    if inside([(threshold / widen, threshold * widen)], interval):
+        if any_floor:
+            return INCONCLUSIVE, f"the interval lies within {zone}, but a side is a lower bound"
+        return AT_THRESHOLD, (
+            f"the whole interval lies within {zone}: more repeats would narrow it, not move it "
+            "clear"
+        )
+    if interval.low <= threshold <= interval.high:
+        return INCONCLUSIVE, f"the interval reaches across the threshold and out of {zone}"
+    return INCONCLUSIVE, f"the interval reaches into {zone} and out of it"
+
+
+def decide_within(interval: Interval, band: float, widen: float) -> tuple[str, str]:
+    """A 'within' claim: the factor lies in [1 / (1 + band), 1 + band]. It holds only with
+    the interval `widen` inside both edges, and fails only with it `widen` outside one."""
+    low_edge, high_edge = 1 / (1 + band), 1 + band
+    margin = f"{widen - 1:.0%}"
+    if low_edge * widen <= interval.low and interval.high <= high_edge / widen:
+        return HOLDS, f"the whole interval lies inside the band, {margin} clear of its edges"
+    if interval.high <= low_edge / widen or interval.low >= high_edge * widen:
+        return FAILS, f"the whole interval lies outside the band, {margin} clear of it"
+    zones = [(low_edge / widen, low_edge * widen), (high_edge / widen, high_edge * widen)]
+    if inside(zones, interval):
+        narrow = (
+            f" (a band of {band:.0%} is no wider than the margin: this claim can at best be at "
+            "its threshold)"
+            if low_edge * widen >= high_edge / widen - 1e-12
+            else ""
+        )
+        return AT_THRESHOLD, (
+            f"the whole interval lies within {margin} of the band's edge: more repeats would "
+            f"narrow it, not move it clear{narrow}"
+        )
+    return INCONCLUSIVE, f"the interval reaches the band's edge or lies within {margin} of it"
+
+
+def inside(zones: list[tuple[float, float]], interval: Interval) -> bool:
+    """Whether the interval lies within one zone, zones that overlap counting as one."""
+    merged: list[list[float]] = []
+    for low, high in sorted(zones):
+        if merged and low <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return any(low <= interval.low and interval.high <= high for low, high in merged)
+
+
+def needed_alone(judging: Judging, configurations: int) -> float:
+    """The coverage one configuration's interval needs to refute a claim alone among
+    `configurations` (Bonferroni: the claim's error spread over every configuration)."""
+    return 1 - (1 - judging.coverage) / max(1, configurations)
+
+
+def refutation_alone(
+    claim: Claim,
+    interval_at: Callable[[float], Interval | None],
+    configurations: int,
+    judging: Judging,
+    reach: str,
+) -> tuple[bool, str]:
+    """Whether a configuration that does not hold refutes the claim by itself, and why.
+    `interval_at(target)` gives its interval aiming at a coverage; `reach` says what the
+    repeats can reach when the target is out of their reach."""
+    if configurations <= 1:
+        return True, ""
+    need = needed_alone(judging, configurations)
+    interval = interval_at(max(need, TARGET_COVERAGE))
+    verdict, _ = decide(
+        interval, claim.direction, claim.threshold, margin=judging.margin, coverage=need
     )
+    among = f"one of {configurations} configurations needs a {percent(need)} interval alone"
+    if interval is None or interval.coverage < need - 1e-9:
+        return False, f"{among} (Bonferroni), {reach}"
+    shown = f"[{format_effect(claim, interval.low)}, {format_effect(claim, interval.high)}]"
+    if verdict == FAILS:
+        return True, f"its {interval.label()} {shown} lies past too ({among}, Bonferroni)"
+    return False, f"its {interval.label()} {shown} reaches back ({among}, Bonferroni)"
 
 
 def normalized(value: Any) -> str:
@@ -228,112 +443,276 @@ def values_by_pair(
     return groups
 
 
-def judge_ratio(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
+def lower_bounds(rows: pd.DataFrame) -> bool:
+    """Whether any of these rows is only a lower bound: a metric of bounds.FLOORED_METRICS
+    above the run's effective ceiling (`mark_lower_bounds`), or, where the run could not
+    give one, recorded `bound` at run time. A bound cell's latency or CPU is what it was."""
+    if rows.empty:
+        return False
+    if "lower_bound" in rows.columns:
+        return bool(rows["lower_bound"].eq(True).any())
+    return bool(((rows["status"] == "bound") & rows["metric"].isin(FLOORED_METRICS)).any())
+
+
+def failed_by_pair(claim: Claim, frame: pd.DataFrame, selector: Selector) -> dict[tuple, int]:
+    """Per configuration, how many of the side's cells failed (no value to compare)."""
+    failed = select(frame[frame["status"] == "failed"], selector).drop_duplicates("cell_id")
+    return {key: len(part) for key, part in values_by_pair(claim, "", failed, True).items()}
+
+
+FAILED_RULE = (
+    "a failure may be the effect itself (a server that fails under load is not faster), so "
+    "the cells that ran cannot decide this configuration alone"
+)
+
+
+def judge_ratio(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[PairResult]:
+    """Per configuration, the Hodges-Lehmann factor in its Moses interval. A configuration
+    whose cells failed is kept and says how many; with any failed cell it is inconclusive
+    (FAILED_RULE), with no cell left on a side it has no interval."""
     assert claim.denominator is not None
-    metric_rows = frame[(frame["metric"] == claim.metric) & (frame["status"] != "failed")]
-    numerators = values_by_pair(claim, "numerator", select(metric_rows, claim.numerator))
-    denominators = values_by_pair(claim, "denominator", select(metric_rows, claim.denominator))
+    rows = frame[(frame["metric"] == claim.metric) & (frame["status"] != "failed")]
+    sides = claim.numerator, claim.denominator
+    measured_sides = [
+        values_by_pair(claim, name, select(rows, side))
+        for name, side in zip(("numerator", "denominator"), sides, strict=True)
+    ]
+    failed = [failed_by_pair(claim, frame, side) for side in sides]
+    both = [
+        key
+        for key in set(measured_sides[0]) | set(failed[0])
+        if key in measured_sides[1] or key in failed[1]
+    ]
+    keys = sorted(both, key=natural)
+    empty = frame.iloc[0:0]
     results = []
-    for key in sorted(set(numerators) & set(denominators)):
-        num, den = numerators[key], denominators[key]
-        xs, ys = num["value"].astype(float).tolist(), den["value"].astype(float).tolist()
-        interval = ratio_interval(xs, ys)
+    for key in keys:
+        num, den = (side.get(key, empty) for side in measured_sides)
+        lost = failed[0].get(key, 0) + failed[1].get(key, 0)
+        results.append(ratio_pair(claim, key, (num, den), lost, len(keys), judging))
+    return results
+
+
+def ratio_pair(
+    claim: Claim,
+    key: tuple[str, ...],
+    sides: tuple[pd.DataFrame, pd.DataFrame],
+    lost: int,
+    configurations: int,
+    judging: Judging,
+) -> PairResult:
+    num, den = sides
+    xs = num["value"].astype(float).tolist() if not num.empty else []
+    ys = den["value"].astype(float).tolist() if not den.empty else []
+    interval = ratio_interval(xs, ys)
+    verdict, reason = decide(
+        interval,
+        claim.direction,
+        claim.threshold,
+        lower_bounds(num),
+        lower_bounds(den),
+        judging.margin,
+        judging.coverage,
+    )
+    alone, why = False, ""
+    if verdict == FAILS:
+        reach = f"which {len(xs)} vs {len(ys)} repeats cannot reach (at most " + (
+            f"{percent(highest_ratio_coverage(len(xs), len(ys)))})"
+        )
+        alone, why = refutation_alone(
+            claim, lambda target: ratio_interval(xs, ys, target), configurations, judging, reach
+        )
+    if lost:
+        verdict, alone = INCONCLUSIVE, False
+        reason = f"{lost} of its cells failed: {FAILED_RULE}"
+    return PairResult(
+        key=dict(zip(claim.pair_by, key, strict=True)),
+        effect=hodges_lehmann_ratio(xs, ys),
+        interval=interval,
+        verdict=verdict,
+        reason=reason,
+        n_numerator=len(xs),
+        n_denominator=len(ys),
+        cell_ids=tuple(sorted(num["cell_id"])) + tuple(sorted(den["cell_id"])),
+        failed_cells=lost,
+        refutes_alone=alone,
+        alone_reason=why,
+    )
+
+
+def natural(key: tuple[str, ...]) -> tuple[tuple[float, str], ...]:
+    """Configurations in the order a reader expects: concurrency 2 before 10."""
+    order = []
+    for value in key:
+        try:
+            order.append((float(value), value))
+        except ValueError:
+            order.append((math.inf, value))
+    return tuple(order)
+
+
+def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[PairResult]:
+    """The mean error rate per cell, each selected cell one trial, failed cells included
+    (errors are data); the interval allows for failures clustering within a cell."""
+    rows = select(frame[frame["metric"].isin([claim.metric, CALLS_METRIC])], claim.numerator)
+    groups = values_by_pair(claim, "numerator", rows, pooled=True)
+    results = []
+    for key, part in sorted(groups.items(), key=lambda item: natural(item[0])):
+        rates, errors, calls = cell_rates(claim, part)
+        if not rates:
+            continue
+        interval = clustered_rate_interval(rates)
         verdict, reason = decide(
             interval,
             claim.direction,
             claim.threshold,
-            numerator_floor=bool((num["status"] == "bound").any()),
-            denominator_floor=bool((den["status"] == "bound").any()),
+            margin=judging.margin,
+            coverage=judging.coverage,
         )
-        effect = (
-            statistics.median(xs) / statistics.median(ys) if statistics.median(ys) > 0 else math.nan
-        )
-        results.append(
-            PairResult(
-                key=dict(zip(claim.pair_by, key, strict=True)),
-                effect=effect,
-                interval=interval,
-                verdict=verdict,
-                reason=reason,
-                n_numerator=len(xs),
-                n_denominator=len(ys),
-                cell_ids=tuple(sorted(num["cell_id"])) + tuple(sorted(den["cell_id"])),
+        alone, why = False, ""
+        if verdict == FAILS:
+            alone, why = refutation_alone(
+                claim,
+                lambda target, r=rates: clustered_rate_interval(r, target),
+                len(groups),
+                judging,
+                "",
             )
-        )
-    return results
-
-
-def judge_error_rate(claim: Claim, frame: pd.DataFrame) -> list[PairResult]:
-    """Errors over calls of every selected cell, failed cells included: errors are data."""
-    rows = select(frame[frame["metric"].isin([claim.metric, CALLS_METRIC])], claim.numerator)
-    results = []
-    for key, part in values_by_pair(claim, "numerator", rows, pooled=True).items():
-        calls = part[part["metric"] == CALLS_METRIC]
-        # ghz writes an errors_<code> metric only for codes it saw: no row is zero errors.
-        errors = int(part.loc[part["metric"] == claim.metric, "value"].sum())
-        total = int(calls["value"].sum())
-        if total <= 0:
-            continue
-        interval = clopper_pearson(errors, total)
-        verdict, reason = decide(interval, claim.direction, claim.threshold)
+        with_errors = sum(rate > 0 for rate in rates)
         results.append(
             PairResult(
                 key=dict(zip(claim.pair_by, key, strict=True)),
-                effect=errors / total,
+                effect=sum(rates) / len(rates),
                 interval=interval,
                 verdict=verdict,
-                reason=f"{errors} of {total} calls; {reason}",
-                n_numerator=len(calls),
+                reason=(
+                    f"errors in {with_errors} of {len(rates)} cells ({errors} of {calls} "
+                    f"calls), each cell one trial; {reason}"
+                ),
+                n_numerator=len(rates),
                 n_denominator=0,
                 cell_ids=tuple(sorted(part["cell_id"].unique())),
+                refutes_alone=alone,
+                alone_reason=why,
             )
         )
     return results
+
+
+def cell_rates(claim: Claim, part: pd.DataFrame) -> tuple[list[float], int, int]:
+    """Each cell's error rate (cells with calls only), and the errors and calls in all."""
+    rates, errors, calls = [], 0, 0
+    for _, cell in part.groupby("cell_id", sort=True):
+        total = int(cell.loc[cell["metric"] == CALLS_METRIC, "value"].sum())
+        # ghz writes an errors_<code> metric only for codes it saw: no row is zero errors.
+        failed = int(cell.loc[cell["metric"] == claim.metric, "value"].sum())
+        if total > 0:
+            rates.append(failed / total)
+            errors, calls = errors + failed, calls + total
+    return rates, errors, calls
 
 
 def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
-    """The configuration a verdict rests on: for 'holds' and 'inconclusive' the one whose
-    interval comes closest to, or reaches furthest past, the threshold (a configuration
-    with no interval at all first); otherwise the first of the verdict."""
-    candidates = [pair for pair in pairs if pair.verdict == verdict]
-    if verdict not in (HOLDS, INCONCLUSIVE) or claim.direction == "within":
+    """The configuration a verdict rests on: for 'holds', 'inconclusive' and a refutation by
+    every configuration the one whose interval comes closest to, or reaches furthest past,
+    the threshold (a configuration with no interval at all first); otherwise the first."""
+    candidates = [pair for pair in pairs if pair.verdict == verdict] or list(pairs)
+    if claim.direction == "within" or verdict == AT_THRESHOLD:
         return candidates[0]
 
     def margin(pair: PairResult) -> float:
         if pair.interval is None:
             return -math.inf
-        if claim.direction == "greater":
-            return pair.interval.low / claim.threshold
-        return claim.threshold / pair.interval.high
+        low, high = pair.interval.low, pair.interval.high
+        if (claim.direction == "greater") == (verdict != FAILS):
+            return low / claim.threshold if low > 0 else -math.inf
+        return claim.threshold / high if high > 0 else math.inf
 
     return min(candidates, key=margin)
 
 
-def judge(claim: Claim, frame: pd.DataFrame, topology: str = "localhost") -> Verdict:
+def combine(claim: Claim, pairs: list[PairResult], judging: Judging) -> tuple[str, str, PairResult]:
+    """The claim's verdict, its reason and the configuration it rests on."""
+    verdicts = {pair.verdict for pair in pairs}
+    refuting = [pair for pair in pairs if pair.refutes_alone]
+    if refuting:
+        pair = refuting[0]
+        return FAILS, pair.reason + (f"; {pair.alone_reason}" if pair.alone_reason else ""), pair
+    if verdicts == {FAILS}:
+        pair = weakest(pairs, FAILS, claim)
+        return FAILS, f"{pair.reason}, and so does every one of {len(pairs)} configurations", pair
+    if verdicts == {HOLDS}:
+        pair = weakest(pairs, HOLDS, claim)
+        return HOLDS, pair.reason, pair
+    if verdicts <= {HOLDS, AT_THRESHOLD}:
+        pair = weakest(pairs, AT_THRESHOLD, claim)
+        return AT_THRESHOLD, pair.reason, pair
+    failing = [p for p in pairs if p.verdict == FAILS]
+    pair = weakest(pairs, INCONCLUSIVE, claim) if INCONCLUSIVE in verdicts else failing[0]
+    reason = pair.reason if pair.verdict == INCONCLUSIVE else ""
+    if failing:
+        # Some configurations do not hold, none strongly enough to refute the claim alone.
+        reason += "; " if reason else ""
+        reason += (
+            f"{len(failing)} of {len(pairs)} configurations do not hold at "
+            f"{percent(judging.coverage)}, not enough to refute the claim: "
+            f"{failing[0].alone_reason}"
+        )
+    return INCONCLUSIVE, reason, pair
+
+
+def judge(
+    claim: Claim, frame: pd.DataFrame, topology: str = "localhost", judging: Judging | None = None
+) -> Verdict:
     """One claim against one run's tidy frame (`frames.read_run` rows plus derived metrics)."""
+    judging = judging or Judging()
     if claim.topology not in (topology, ANY_TOPOLOGY):
-        return Verdict(claim, NOT_MEASURED, f"it needs a {claim.topology} run, this is {topology}")
+        return Verdict(
+            claim,
+            NOT_MEASURED,
+            f"it needs a {claim.topology} run, this is {topology}",
+            judging=judging,
+        )
     rows = frame[frame["study"] == claim.study]
     if rows.empty:
-        return Verdict(claim, NOT_MEASURED, f"the run has no {claim.study} cells")
+        return Verdict(claim, NOT_MEASURED, f"the run has no {claim.study} cells", judging=judging)
     pairs = (
-        judge_error_rate(claim, rows) if claim.kind == "error_rate" else judge_ratio(claim, rows)
+        judge_error_rate(claim, rows, judging)
+        if claim.kind == "error_rate"
+        else judge_ratio(claim, rows, judging)
     )
     if not pairs:
         return Verdict(
             claim,
             NOT_MEASURED,
             f"the run's profile has no {claim.study} cells of {describe_comparison(claim)}",
+            judging=judging,
         )
-    verdicts = {pair.verdict for pair in pairs}
-    if FAILS in verdicts:
-        verdict = FAILS
-    elif verdicts == {HOLDS}:
-        verdict = HOLDS
-    else:
-        verdict = INCONCLUSIVE
-    deciding = weakest(pairs, verdict, claim)
-    return Verdict(claim, verdict, deciding.reason, deciding, tuple(pairs))
+    verdict, reason, deciding = combine(claim, pairs, judging)
+    return Verdict(claim, verdict, reason, deciding, tuple(pairs), judging)
+
+
+def mark_lower_bounds(frame: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """The frame with `lower_bound` per row: a FLOORED_METRICS value above BOUND_FRACTION of
+    the run's effective ghz ceiling (the calibration, or the fastest cell if one beat it);
+    a cell run with another ghz version keeps its recorded status. Without a calibration the
+    column is left out and the recorded status decides (`lower_bounds`)."""
+    from perflab.analysis.ceilings import ghz_rates, run_ceiling
+    from perflab.analysis.frames import read_manifest
+
+    if not (run_dir / "manifest.json").is_file() or frame.empty:
+        return frame
+    ceiling = run_ceiling(read_manifest(run_dir), frame, run_dir)
+    if ceiling is None:
+        return frame
+    versions = {cell: version for cell, (version, _) in ghz_rates(frame, run_dir).items()}
+    same = (frame["study"].astype(str) + "/" + frame["cell_id"].astype(str)).map(
+        lambda cell: versions.get(cell) == ceiling.ghz_version
+    )
+    above = frame["value"].astype(float) > ceiling.bound_rps
+    recorded = frame["status"] == "bound"
+    floored = frame["metric"].isin(FLOORED_METRICS)
+    return frame.assign(lower_bound=floored & above.where(same, recorded))
 
 
 def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
@@ -363,8 +742,10 @@ def run_topology(run_dir: Path) -> str:
     return str(json.loads(manifest.read_text()).get("topology", "localhost"))
 
 
-def judge_run(run_dir: str | Path, claims: list[Claim]) -> list[Verdict]:
+def judge_run(
+    run_dir: str | Path, claims: list[Claim], judging: Judging | None = None
+) -> list[Verdict]:
     run_dir = Path(run_dir)
-    frame = claim_frame(run_dir, {claim.study for claim in claims})
+    frame = mark_lower_bounds(claim_frame(run_dir, {claim.study for claim in claims}), run_dir)
     topology = run_topology(run_dir)
-    return [judge(claim, frame, topology) for claim in claims]
+    return [judge(claim, frame, topology, judging) for claim in claims]

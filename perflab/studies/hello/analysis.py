@@ -7,13 +7,14 @@ or duration_s/warmup_s) and on their summary by SUMMARY_KEYS. Cells recorded bef
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis import stats
+
+# The run's effective ceiling is the verdicts' too (issue 18): one definition, in analysis.
+from perflab.analysis.ceilings import ghz_rates, run_ceiling  # noqa: F401
 from perflab.contract import params
-from perflab.contract.bounds import EffectiveCeiling, ceiling_sentence, effective_ceiling
-from perflab.contract.cell import iter_cells
+from perflab.contract.bounds import EffectiveCeiling, ceiling_sentence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,32 +124,6 @@ def ranking(compared: pd.DataFrame) -> pd.DataFrame:
     """Per concurrency, whether the seed and this run rank the servers alike."""
     agreement = stats.ranking_by_group(compared, "concurrency", "implementation")
     return agreement.set_index("concurrency") if not agreement.empty else agreement
-
-
-def ghz_rates(frame: pd.DataFrame, run_dir: str | Path) -> dict[str, tuple[str, float]]:
-    """ "<study>/<cell_id>" -> (the ghz version it ran, its req/s) for every ghz cell of the
-    run, calibration included (its cells name their version; a study cell records the one
-    it used under tool_versions)."""
-    rps = frame[frame["metric"] == "rps"].set_index(["study", "cell_id"])["value"]
-    rates = {}
-    for _, cell in iter_cells(run_dir):
-        key = (cell["study"], cell["cell_id"])
-        version = cell.get("spec", {}).get("load", {}).get("ghz_version") or cell.get(
-            "tool_versions", {}
-        ).get("ghz")
-        if version and key in rps.index:
-            rates[f"{key[0]}/{key[1]}"] = (str(version), float(rps[key]))
-    return rates
-
-
-def run_ceiling(manifest: dict[str, Any], frame: pd.DataFrame, run_dir: str | Path):
-    """The run's effective ghz ceiling (`EffectiveCeiling`), or None without calibration."""
-    cal = manifest.get("calibration") or {}
-    if not cal.get("ghz_version") or not cal.get("ceiling_rps"):
-        return None
-    return effective_ceiling(
-        str(cal["ghz_version"]), float(cal["ceiling_rps"]), ghz_rates(frame, run_dir)
-    )
 
 
 def bound_sentence(rates: pd.DataFrame, ceiling: EffectiveCeiling | None, keys: list[str]) -> str:
