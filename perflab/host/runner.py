@@ -33,7 +33,9 @@ from perflab.host.launch import (
     plan_pinning,
     server_env,
     start_dependencies,
+    start_load_proxy,
     start_proxies,
+    stop_load_proxy,
 )
 from perflab.host.procs import log_tail, process_alive
 from perflab.host.proxy import LatencyProxy
@@ -104,6 +106,15 @@ def ghz_error_summary(path: Path) -> str:
 
 def timed(argv: list[str], time_file: str) -> list[str]:
     return ["/usr/bin/time", "-v", "-o", time_file, *argv]
+
+
+def keep_ghz_output(work: Path, record: CellRecord) -> None:
+    """ghz.json thinned (with a note when it was) and gzipped, when the cell wrote one."""
+    if (work / "ghz.json").is_file():
+        note = thin_details(work / "ghz.json")
+        if note:
+            record.notes.append(note)
+        gzip_file(work / "ghz.json")
 
 
 def read_calibration(run_dir: Path) -> dict[str, object]:
@@ -186,11 +197,14 @@ class CellRunner:
         server: ServerProcess | RemoteServer | None = None
         dependencies: dict[str, int] = {}
         proxies: list[LatencyProxy] = []
+        load_proxy: LatencyProxy | None = None
         try:
             dependencies = self._start_dependencies(spec, sampler, record)
             proxies = self._start_proxies(spec, work)
             server = self._start_server(spec, pinning, work, sampler)
-            self._load(spec, pinning, work, sampler, record)
+            load_proxy = start_load_proxy(self.paths.bin / "toxiproxy-server", spec, work, sampler)
+            target = load_proxy.listen if load_proxy else f"{spec.server.host}:{spec.server.port}"
+            self._load(spec, target, pinning, work, sampler, record)
         except (CellFailed, LaunchError, AgentError) as exc:
             record.status, record.error = "failed", str(exc)
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
@@ -198,41 +212,50 @@ class CellRunner:
         finally:
             exit_code = server.exit_code() if server is not None else None
             stop_note = self._stop_server(server, record)
-            if exit_code is not None:
-                # The server's death explains whatever the load tool saw; say it first.
-                died = (
-                    f"server exited with code {exit_code} during the cell:\n"
-                    f"{log_tail(work / 'server.log')}"
-                )
-                record.status = "failed"
-                record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
-            died = [name for name, pid in dependencies.items() if not process_alive(pid)]
-            if isinstance(server, RemoteServer):
-                died += server.dependencies_died()
-                record.notes.extend(server.notes())
-            if died:
-                # The calls' errors are the dependency's doing: the cell is not a measurement.
-                record.status = "failed"
-                record.error = f"dependency {', '.join(died)} exited during the cell" + (
-                    f"\n\n{record.error}" if record.error else ""
-                )
+            self._fail_on_deaths(server, exit_code, dependencies, record, work)
             if stop_note:
                 record.notes.append(stop_note)
             for proxy in proxies:
                 proxy.stop()
+            if load_proxy is not None:
+                stop_load_proxy(load_proxy, work)
             sampler.stop()
             if isinstance(server, RemoteServer):
                 server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
-            if (work / "ghz.json").is_file():
-                note = thin_details(work / "ghz.json")
-                if note:
-                    record.notes.append(note)
-                gzip_file(work / "ghz.json")
+            keep_ghz_output(work, record)
             # What actually ran: the port and host the server listened on (filled in by the
             # start, after the record was opened) and the options the proxies set.
             record.spec = json.loads(spec.to_json())
             record.end = now_iso()
         return record
+
+    @staticmethod
+    def _fail_on_deaths(
+        server: ServerProcess | RemoteServer | None,
+        exit_code: int | None,
+        dependencies: dict[str, int],
+        record: CellRecord,
+        work: Path,
+    ) -> None:
+        """A server or dependency that died during the cell fails it, its death said first."""
+        if exit_code is not None:
+            # The server's death explains whatever the load tool saw; say it first.
+            died = (
+                f"server exited with code {exit_code} during the cell:\n"
+                f"{log_tail(work / 'server.log')}"
+            )
+            record.status = "failed"
+            record.error = died + (f"\n\nthe load tool: {record.error}" if record.error else "")
+        gone = [name for name, pid in dependencies.items() if not process_alive(pid)]
+        if isinstance(server, RemoteServer):
+            gone += server.dependencies_died()
+            record.notes.extend(server.notes())
+        if gone:
+            # The calls' errors are the dependency's doing: the cell is not a measurement.
+            record.status = "failed"
+            record.error = f"dependency {', '.join(gone)} exited during the cell" + (
+                f"\n\n{record.error}" if record.error else ""
+            )
 
     def _stop_server(self, server: ServerProcess | RemoteServer | None, record: CellRecord) -> str:
         """Stops the server; a remote one's log and samples come back with it."""
@@ -298,20 +321,22 @@ class CellRunner:
     def _load(
         self,
         spec: CellSpec,
+        target: str,
         pinning: Pinning,
         work: Path,
         sampler: ResourceSampler,
         record: CellRecord,
     ) -> None:
+        """Loads target: the server, or the proxy in front of it that delays the load's calls."""
         if spec.load.kind == "ghz":
-            self._load_ghz(spec, pinning, work, sampler, record)
+            self._load_ghz(spec, target, pinning, work, sampler, record)
         elif spec.load.kind == "client":
-            self._load_client(spec, pinning, work, sampler)
+            self._load_client(spec, target, pinning, work, sampler)
         else:
             raise CellFailed(f"load kind {spec.load.kind!r} is not known to this runner")
 
     def _load_client(
-        self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
+        self, spec: CellSpec, target: str, pinning: Pinning, work: Path, sampler: ResourceSampler
     ) -> None:
         """A study's own client; it warms up by itself and writes client.json."""
         if spec.load.client_impl not in self.impls:
@@ -320,7 +345,7 @@ class CellRunner:
             self.impls[spec.load.client_impl],
             self.paths,
             spec.load.client_options,
-            target=f"{spec.server.host}:{spec.server.port}",
+            target=target,
             out=str(work / "client.json"),
         )
         (work / "client.argv.json").write_text(json.dumps(argv))
@@ -338,6 +363,7 @@ class CellRunner:
     def _load_ghz(
         self,
         spec: CellSpec,
+        target: str,
         pinning: Pinning,
         work: Path,
         sampler: ResourceSampler,
@@ -349,7 +375,6 @@ class CellRunner:
             raise CellFailed("no ghz version: neither the cell nor the run's calibration names one")
         record.tool_versions["ghz"] = version
         binary = ghz_binary(self.paths.bin, version)
-        target = f"{spec.server.host}:{spec.server.port}"
         proto_dir = self.paths.src / "proto"
         cpus = len(pinning.client_cpus)
 

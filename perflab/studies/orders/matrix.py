@@ -68,6 +68,9 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     cells = []
     for profile in profiles:
         pairs = sizes[bool(LATENCY_PROFILES[profile])]
+        one_way_ms = LATENCY_PROFILES[profile]
+        # The runner puts the profile's proxy between client and server ("none": no proxy).
+        proxies = [] if one_way_ms is None else [{"caller": "load", "one_way_ms": one_way_ms}]
         for mode in modes:
             for sec in security:
                 for n_clients, n_orders in pairs:
@@ -89,7 +92,6 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
                         "orders": n_orders,
                         "warmup": warmup,
                         "security": sec,
-                        "latency_profile": profile,
                     }
                     if tls_dir:
                         server_options["tls_dir"] = client_options["tls_dir"] = tls_dir
@@ -115,6 +117,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
                                     client_options=dict(client_options),
                                     timeout_s=float(timeout_s),
                                 ),
+                                latency_proxies=[dict(e) for e in proxies],
                             )
                         )
     return cells
