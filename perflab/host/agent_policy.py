@@ -16,6 +16,7 @@ from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from perflab.contract.agent_messages import MessageError, StartRequest, from_dict
 from perflab.contract.cell import CellSpec
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import Implementation
@@ -34,7 +35,6 @@ SAFE_VALUE = re.compile(r"[A-Za-z0-9._:/@%+=,~-]*")
 MAX_VALUE_CHARS = 512
 SERVICE_NAME = re.compile(r"[a-z0-9_]{1,40}")
 UPSTREAM = re.compile(r"[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
-REQUEST_KEYS = {"spec", "server_cpus", "pin"}
 PROXY_KEYS = {"caller", "option", "upstream", "one_way_ms", "url"}
 LOAD_PROXY_KEYS = {"caller", "one_way_ms"}
 MAX_READY_TIMEOUT_S = 600.0
@@ -148,10 +148,12 @@ def check_request(
     services: Collection[str],
 ) -> tuple[CellSpec, list[int], bool]:
     """The cell spec, server CPUs and pin flag of a /start request, or Refused."""
-    if not isinstance(request, dict) or "spec" not in request or set(request) - REQUEST_KEYS:
-        raise Refused(f"a start request holds {sorted(REQUEST_KEYS)} (spec required)")
     try:
-        spec = CellSpec.from_dict(request["spec"])
+        start = from_dict(StartRequest, request)
+    except MessageError as exc:
+        raise Refused(str(exc)) from exc
+    try:
+        spec = CellSpec.from_dict(start.spec)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise Refused(f"malformed cell spec: {exc}") from exc
     try:
@@ -195,8 +197,4 @@ def check_request(
     if not isinstance(spec.latency_proxies, list):
         raise Refused("latency_proxies must be a list")
     check_proxies(impl, spec.latency_proxies)
-    cpus = check_cpus(request.get("server_cpus", []))
-    pin = request.get("pin", False)
-    if not isinstance(pin, bool):
-        raise Refused(f"pin {pin!r} is not true or false")
-    return spec, cpus, pin
+    return spec, check_cpus(start.server_cpus), start.pin
