@@ -90,9 +90,17 @@ def test_hostile_run_ids_dependencies_proxies_and_fields_are_refused():
     ]
     with pytest.raises(Refused, match="not accepted"):
         check_request(request, IMPLS, LISTEN, SERVICES)
+    # The load's proxy is the runner's: its entry holds a delay and nothing the agent acts on.
+    request = hello_request()
+    request["spec"]["latency_proxies"] = [{"caller": "load", "one_way_ms": 1, "upstream": "x:1"}]
+    with pytest.raises(Refused, match="load entries take"):
+        check_request(request, IMPLS, LISTEN, SERVICES)
+    request["spec"]["latency_proxies"] = [{"caller": "load", "one_way_ms": -1}]
+    with pytest.raises(Refused, match="one_way_ms -1"):
+        check_request(request, IMPLS, LISTEN, SERVICES)
     request = hello_request()
     request["argv"] = ["/bin/sh", "-c", "id"]
-    with pytest.raises(Refused, match="a start request holds"):
+    with pytest.raises(Refused, match="StartRequest: holds"):
         check_request(request, IMPLS, LISTEN, SERVICES)
     request = hello_request()
     request["spec"]["server"]["command"] = ["/bin/sh"]

@@ -79,10 +79,13 @@ def test_smoke_is_short_and_full_reaches_the_seed_sizes():
 def test_tls_dir_and_latency_profiles_reach_the_cells():
     some = cells("quick", tls_dir="/certs", latency_profiles=["none", "lan"])
     assert {c.params["latency_profile"] for c in some} == {"none", "lan"}
-    # A delayed profile runs its own sizes; the client starts the proxy with the profile.
+    # A delayed profile runs its own sizes; the runner puts the profile's proxy between the
+    # client and the server (a latency_proxies entry for the load), the client knows nothing.
     lan = [c for c in some if c.params["latency_profile"] == "lan"]
     assert {c.params["clients"] for c in lan} == {10, 100}
-    assert all(c.load.client_options["latency_profile"] == "lan" for c in lan)
+    assert all(c.latency_proxies == [{"caller": "load", "one_way_ms": 0.5}] for c in lan)
+    assert all(c.latency_proxies == [] for c in some if c.params["latency_profile"] == "none")
+    assert all("latency_profile" not in c.load.client_options for c in some)
     assert all(
         c.server.options["tls_dir"] == "/certs" == c.load.client_options["tls_dir"] for c in some
     )

@@ -84,6 +84,44 @@ def test_a_ghz_study_calibrates_first_and_only_a_ghz_study_does(study):
     assert "study_start.yml" in imported
 
 
+def study_imports_block(studies: list[str]) -> str:
+    """run_all.yml's study imports as perflab_studies makes them: one import per study."""
+    return "".join(
+        f"- name: {study.capitalize()} study\n  ansible.builtin.import_playbook: {study}.yml\n"
+        for study in studies
+    )
+
+
+def run_all_mismatch(plays: list[dict], studies: list[str]) -> str:
+    """'' when run_all.yml's study imports are perflab_studies' (same studies, same order);
+    otherwise what differs and the block to paste in their place."""
+    imported = [
+        Path(play["ansible.builtin.import_playbook"]).stem
+        for play in plays
+        if Path(str(play.get("ansible.builtin.import_playbook", ""))).stem in set(study_ids())
+    ]
+    if imported == studies:
+        return ""
+    return (
+        f"run_all.yml imports the studies {imported}, perflab_studies lists {studies}; "
+        f"paste this as its study imports:\n{study_imports_block(studies)}"
+    )
+
+
+def test_run_all_imports_the_listed_studies_in_their_order():
+    plays = yaml.safe_load((REPO / "playbooks" / "run_all.yml").read_text())
+    assert run_all_mismatch(plays, listed_studies()) == ""
+    # The block as written: the names too are the derived ones.
+    assert study_imports_block(listed_studies()) in (REPO / "playbooks" / "run_all.yml").read_text()
+
+
+def test_a_study_missing_from_run_all_is_named_with_the_block_to_paste():
+    plays = [{"ansible.builtin.import_playbook": f"{s}.yml"} for s in ("setup", "orders", "hello")]
+    said = run_all_mismatch(plays, ["hello", "orders", "watch"])
+    assert "imports the studies ['orders', 'hello']" in said
+    assert said.endswith(study_imports_block(["hello", "orders", "watch"]))
+
+
 def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     found = set()

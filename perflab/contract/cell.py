@@ -14,6 +14,13 @@ from perflab.contract.parsers import MalformedRawFile
 STATUSES = ("ok", "failed", "bound")
 # Keys every cell.json has had since the first run; the others are read with a default.
 RECORD_KEYS = frozenset({"study", "cell_id", "scenario", "implementation", "status", "params"})
+# Whose calls a latency_proxies entry delays; an entry without "caller" is the server's.
+PROXY_CALLERS = ("server", "load")
+
+
+def proxy_caller(entry: dict[str, Any]) -> str:
+    """Whose calls a latency_proxies entry delays: "server" or "load"."""
+    return str(entry.get("caller", "server"))
 
 
 @dataclass
@@ -68,13 +75,19 @@ class CellSpec:
     # Services (perflab.host.services names, e.g. "s3", "mongo") the server calls: the runner
     # starts any that is down before the cell and samples them as role "dependency_<name>".
     dependencies: list[str] = field(default_factory=list)
-    # Toxiproxy latency in front of what the server calls: each entry {option, upstream,
-    # one_way_ms, url} makes the runner start a proxy to upstream and set the server's
-    # option to url with {listen} filled in (e.g. "http://{listen}"). See perflab.host.proxy.
+    # Toxiproxy latency, see perflab.host.proxy. An entry {option, upstream, one_way_ms, url}
+    # delays what the server calls: a proxy to upstream beside the server, whose option is set
+    # to url with {listen} filled in (e.g. "http://{listen}"). An entry {caller: "load",
+    # one_way_ms} delays the load generator's calls to the server: a proxy on the load
+    # generator's host, in front of the server, which the load generator calls instead.
     latency_proxies: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def proxies_for(self, caller: str) -> list[dict[str, Any]]:
+        """The latency_proxies entries delaying this caller's calls ("server" or "load")."""
+        return [entry for entry in self.latency_proxies if proxy_caller(entry) == caller]
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> CellSpec:

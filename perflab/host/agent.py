@@ -41,6 +41,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from perflab.contract.agent_messages import (
+    ErrorReply,
+    StartReply,
+    StatusReply,
+    StopReply,
+    to_dict,
+)
 from perflab.host.agent_policy import Refused, check_request
 from perflab.host.impls import HostPaths, discover
 from perflab.host.launch import (
@@ -173,14 +180,15 @@ class Agent:
                 self._stop_locked()
                 raise Busy(str(exc)) from exc
             server = running.server
-            return {"port": server.port, "pid": server.pid, "argv": server.argv}
+            return to_dict(StartReply(port=server.port, pid=server.pid, argv=server.argv))
 
     def status(self) -> dict[str, Any]:
         with self.lock:
             if self.running is None:
-                return {"running": False, "exit_code": None}
+                return to_dict(StatusReply(running=False, exit_code=None))
             server = self.running.server
-            return {"running": True, "exit_code": server.exit_code() if server else None}
+            exit_code = server.exit_code() if server else None
+            return to_dict(StatusReply(running=True, exit_code=exit_code))
 
     def stop(self) -> dict[str, Any]:
         with self.lock:
@@ -202,21 +210,21 @@ class Agent:
             for path in running.work.iterdir()
             if path.name == "proxies.json" or path.name.startswith("proxy-")
         }
-        result = {
-            "exit_code": exit_code,
-            "note": note,
-            "notes": running.notes,
-            "dependencies_died": [
+        result = StopReply(
+            exit_code=exit_code,
+            note=note,
+            notes=running.notes,
+            dependencies_died=[
                 name for name, pid in running.dependencies.items() if not process_alive(pid)
             ],
-            "server_log": read_or_empty(running.work / "server.log"),
-            "resources_csv": (running.work / "resources.csv").read_text(),
-            "files": files,
-            "started_wall": running.started_wall,
-            "argv": server.argv if server is not None else [],
-        }
+            server_log=read_or_empty(running.work / "server.log"),
+            resources_csv=(running.work / "resources.csv").read_text(),
+            files=files,
+            started_wall=running.started_wall,
+            argv=server.argv if server is not None else [],
+        )
         shutil.rmtree(running.work, ignore_errors=True)
-        return result
+        return to_dict(result)
 
 
 def read_or_empty(path: Path) -> str:
@@ -261,7 +269,7 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 code,
                 reason,
             )
-            reply_json(self, code, {"error": reason})
+            reply_json(self, code, to_dict(ErrorReply(reason)))
 
         def _route(self, method: str) -> None:
             action = routes.get((method, self.path))
@@ -280,7 +288,7 @@ def handler_for(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 self._refuse(method, 409, str(exc))
             except Exception as exc:  # noqa: BLE001 - the caller records it in the cell
                 LOG.exception("failed %s %s", method, self.path)
-                reply_json(self, 500, {"error": f"{type(exc).__name__}: {exc}"})
+                reply_json(self, 500, to_dict(ErrorReply(f"{type(exc).__name__}: {exc}")))
             else:
                 LOG.info("%s %s from %s: done", method, self.path, self.client_address[0])
                 reply_json(self, 200, reply)

@@ -14,12 +14,23 @@ import json
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from perflab.contract.agent_messages import (
+    ErrorReply,
+    MessageError,
+    StartReply,
+    StartRequest,
+    StatusReply,
+    StopReply,
+    from_dict,
+    to_dict,
+)
 from perflab.contract.cell import CellSpec
 from perflab.host.sampler import COLUMNS
 
 REQUEST_TIMEOUT_S = 30.0
+Reply = TypeVar("Reply")
 
 
 class AgentError(RuntimeError):
@@ -54,14 +65,22 @@ def call(url: str, path: str, token: str, payload: dict[str, Any] | None = None)
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
         try:
-            reason = json.loads(exc.read()).get("error", "")
-        except (ValueError, OSError):
+            reason = from_dict(ErrorReply, json.loads(exc.read())).error
+        except (ValueError, OSError):  # MessageError is a ValueError
             reason = ""
         raise AgentError(
             f"server agent {url} refused {path} ({exc.code}): {reason or exc.reason}"
         ) from exc
     except (urllib.error.URLError, OSError) as exc:
         raise AgentError(f"server agent {url} unreachable: {exc}") from exc
+
+
+def answer(kind: type[Reply], url: str, path: str, raw: dict[str, Any]) -> Reply:
+    """The agent's answer as its record; AgentError when it is not of that shape."""
+    try:
+        return from_dict(kind, raw)
+    except MessageError as exc:
+        raise AgentError(f"server agent {url} answered {path} with a malformed {exc}") from exc
 
 
 class RemoteServer:
@@ -71,39 +90,38 @@ class RemoteServer:
         self.url = url
         self.log_path = log_path
         self.token = token
-        self.result: dict[str, Any] | None = None
+        self.result: StopReply | None = None
+
+    def _ask(self, kind: type[Reply], path: str, payload: dict[str, Any] | None = None) -> Reply:
+        return answer(kind, self.url, path, call(self.url, path, self.token, payload))
 
     def start(self, spec: CellSpec, server_cpus: list[int], pin: bool) -> int:
-        reply = call(
-            self.url,
-            "/start",
-            self.token,
-            {"spec": json.loads(spec.to_json()), "server_cpus": server_cpus, "pin": pin},
-        )
-        (self.log_path.parent / "server.argv.json").write_text(json.dumps(reply["argv"]))
-        return int(reply["port"])
+        request = StartRequest(json.loads(spec.to_json()), server_cpus, pin)
+        reply = self._ask(StartReply, "/start", to_dict(request))
+        (self.log_path.parent / "server.argv.json").write_text(json.dumps(reply.argv))
+        return reply.port
 
     def exit_code(self) -> int | None:
         if self.result is not None:
-            return self.result["exit_code"]
+            return self.result.exit_code
         try:
-            return call(self.url, "/status", self.token).get("exit_code")
+            return self._ask(StatusReply, "/status").exit_code
         except AgentError:
             return None
 
     def stop(self) -> str:
         """Stops the server and keeps its log; returns a note as ServerProcess.stop does."""
-        self.result = call(self.url, "/stop", self.token, {})
-        self.log_path.write_text(self.result["server_log"])
-        for name, text in self.result.get("files", {}).items():
+        self.result = self._ask(StopReply, "/stop", {})
+        self.log_path.write_text(self.result.server_log)
+        for name, text in self.result.files.items():
             (self.log_path.parent / Path(name).name).write_text(text)
-        return self.result["note"]
+        return self.result.note
 
     def dependencies_died(self) -> list[str]:
-        return list(self.result.get("dependencies_died", [])) if self.result else []
+        return list(self.result.dependencies_died) if self.result else []
 
     def notes(self) -> list[str]:
-        return list(self.result.get("notes", [])) if self.result else []
+        return list(self.result.notes) if self.result else []
 
     def merge_samples(self, resources: Path, phases: list[tuple[float, str]], t0: float) -> None:
         """Appends the agent's server samples to the cell's resources.csv.
@@ -113,8 +131,8 @@ class RemoteServer:
         """
         if self.result is None:
             return
-        shift = self.result["started_wall"] - t0
-        rows = list(csv.DictReader(io.StringIO(self.result["resources_csv"])))
+        shift = self.result.started_wall - t0
+        rows = list(csv.DictReader(io.StringIO(self.result.resources_csv)))
         with resources.open("a", newline="") as handle:
             writer = csv.writer(handle)
             for row in rows:

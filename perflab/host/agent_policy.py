@@ -16,6 +16,7 @@ from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from perflab.contract.agent_messages import MessageError, StartRequest, from_dict
 from perflab.contract.cell import CellSpec
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import Implementation
@@ -34,8 +35,8 @@ SAFE_VALUE = re.compile(r"[A-Za-z0-9._:/@%+=,~-]*")
 MAX_VALUE_CHARS = 512
 SERVICE_NAME = re.compile(r"[a-z0-9_]{1,40}")
 UPSTREAM = re.compile(r"[A-Za-z0-9.-]{1,253}:[0-9]{1,5}")
-REQUEST_KEYS = {"spec", "server_cpus", "pin"}
-PROXY_KEYS = {"option", "upstream", "one_way_ms", "url"}
+PROXY_KEYS = {"caller", "option", "upstream", "one_way_ms", "url"}
+LOAD_PROXY_KEYS = {"caller", "one_way_ms"}
 MAX_READY_TIMEOUT_S = 600.0
 MAX_ONE_WAY_MS = 10_000.0
 
@@ -96,23 +97,35 @@ def check_env(env: Mapping[str, str]) -> None:
         )
 
 
+def check_delay(delay: object) -> None:
+    if delay is not None and (
+        isinstance(delay, bool)
+        or not isinstance(delay, int | float)
+        or not 0 <= delay <= MAX_ONE_WAY_MS
+    ):
+        raise Refused(f"latency_proxies: one_way_ms {delay!r} is not 0..{MAX_ONE_WAY_MS:.0f}")
+
+
 def check_proxies(impl: Implementation, proxies: list[Any]) -> None:
+    """Entries delaying the server's calls; an entry for the load's calls (which the runner
+    starts on its own host, never this agent) may hold only a delay."""
     for entry in proxies:
+        if isinstance(entry, dict) and entry.get("caller") == "load":
+            if set(entry) - LOAD_PROXY_KEYS:
+                raise Refused(f"latency_proxies: load entries take {sorted(LOAD_PROXY_KEYS)}")
+            check_delay(entry.get("one_way_ms"))
+            continue
         if not isinstance(entry, dict) or set(entry) - PROXY_KEYS or "option" not in entry:
             raise Refused(f"latency_proxies: entries take {sorted(PROXY_KEYS)}, got {entry!r}")
+        if entry.get("caller", "server") != "server":
+            raise Refused(f"latency_proxies: caller {entry['caller']!r} is not server or load")
         option = entry["option"]
         if option not in impl.options:
             raise Refused(f"latency_proxies: {option!r} is not an option of {impl.key}")
         upstream = entry.get("upstream")
         if not isinstance(upstream, str) or not UPSTREAM.fullmatch(upstream):
             raise Refused(f"latency_proxies: upstream {upstream!r} is not host:port")
-        delay = entry.get("one_way_ms")
-        if delay is not None and (
-            isinstance(delay, bool)
-            or not isinstance(delay, int | float)
-            or not 0 <= delay <= MAX_ONE_WAY_MS
-        ):
-            raise Refused(f"latency_proxies: one_way_ms {delay!r} is not 0..{MAX_ONE_WAY_MS:.0f}")
+        check_delay(entry.get("one_way_ms"))
         url = entry.get("url")
         if not isinstance(url, str) or url.count("{listen}") != 1:
             raise Refused(f"latency_proxies: url {url!r} must hold {{listen}} once")
@@ -135,10 +148,12 @@ def check_request(
     services: Collection[str],
 ) -> tuple[CellSpec, list[int], bool]:
     """The cell spec, server CPUs and pin flag of a /start request, or Refused."""
-    if not isinstance(request, dict) or "spec" not in request or set(request) - REQUEST_KEYS:
-        raise Refused(f"a start request holds {sorted(REQUEST_KEYS)} (spec required)")
     try:
-        spec = CellSpec.from_dict(request["spec"])
+        start = from_dict(StartRequest, request)
+    except MessageError as exc:
+        raise Refused(str(exc)) from exc
+    try:
+        spec = CellSpec.from_dict(start.spec)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise Refused(f"malformed cell spec: {exc}") from exc
     try:
@@ -182,8 +197,4 @@ def check_request(
     if not isinstance(spec.latency_proxies, list):
         raise Refused("latency_proxies must be a list")
     check_proxies(impl, spec.latency_proxies)
-    cpus = check_cpus(request.get("server_cpus", []))
-    pin = request.get("pin", False)
-    if not isinstance(pin, bool):
-        raise Refused(f"pin {pin!r} is not true or false")
-    return spec, cpus, pin
+    return spec, check_cpus(start.server_cpus), start.pin

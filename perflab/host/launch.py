@@ -249,12 +249,14 @@ def start_dependencies(
 
 
 def start_proxies(binary: Path, spec: CellSpec, work: Path) -> list[LatencyProxy]:
-    """A Toxiproxy per latency_proxies entry; the server is pointed at each one.
+    """A Toxiproxy per latency_proxies entry of the server's; the server is pointed at each.
 
-    Its log and proxies.json (what each proxy applied) are written into work.
+    Its log and proxies.json (what each proxy applied) are written into work. Entries
+    delaying the load generator's calls are the load generator's host's: start_load_proxy.
     """
+    entries = spec.proxies_for("server")
     proxies: list[LatencyProxy] = []
-    for entry in spec.latency_proxies:
+    for entry in entries:
         option = str(entry["option"])
         try:
             proxy = LatencyProxy.start(
@@ -270,9 +272,45 @@ def start_proxies(binary: Path, spec: CellSpec, work: Path) -> list[LatencyProxy
         proxies.append(proxy)
         spec.server.options[option] = str(entry["url"]).format(listen=proxy.listen)
     if proxies:
-        described = {
-            str(e["option"]): p.describe()
-            for e, p in zip(spec.latency_proxies, proxies, strict=True)
-        }
+        described = {str(e["option"]): p.describe() for e, p in zip(entries, proxies, strict=True)}
         (work / "proxies.json").write_text(json.dumps(described, indent=2))
     return proxies
+
+
+def start_load_proxy(
+    binary: Path, spec: CellSpec, work: Path, sampler: ResourceSampler
+) -> LatencyProxy | None:
+    """The Toxiproxy in front of the started server that the load generator calls, when a
+    latency_proxies entry asks for one (caller "load"); None when none does.
+
+    It runs on this host, the load generator's, as the orders client's own proxy did, and is
+    sampled as role "proxy". Its log is proxy-load.log; stop_load_proxy writes what it
+    applied.
+    """
+    entries = spec.proxies_for("load")
+    if not entries:
+        return None
+    if len(entries) > 1:
+        raise LaunchError(f"latency_proxies: {len(entries)} entries for the load, at most one")
+    try:
+        proxy = LatencyProxy.start(
+            binary,
+            upstream=f"{spec.server.host}:{spec.server.port}",
+            one_way_ms=entries[0].get("one_way_ms"),
+            log_path=work / "proxy-load.log",
+        )
+    except ProxyError as exc:
+        raise LaunchError(f"latency proxy for the load: {exc}") from exc
+    sampler.watch("proxy", proxy.proc.pid)
+    return proxy
+
+
+def stop_load_proxy(proxy: LatencyProxy, work: Path) -> None:
+    """Stops the load's proxy, what it applied written under "load" in the cell's
+    proxies.json (beside any server proxies there: a remote server's agent writes those as
+    the server stops, so this comes after)."""
+    path = work / "proxies.json"
+    described = json.loads(path.read_text()) if path.is_file() else {}
+    described["load"] = proxy.describe()
+    path.write_text(json.dumps(described, indent=2))
+    proxy.stop()

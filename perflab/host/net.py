@@ -1,6 +1,6 @@
 """Loopback and data-network helpers: a free TCP port, and whether something listens.
 
-Stdlib only: perflab.host.proxy imports it, and study clients run perflab.host.proxy.
+Stdlib only: perflab.host.proxy imports it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 `LatencyProxy.start` runs its own toxiproxy-server (API and proxy on free 127.0.0.1 ports),
 creates one proxy to `upstream` and, when one_way_ms is not None, a latency toxic on each
 direction, so a round trip gains twice the one-way delay. `stop()` (or leaving the `with`)
-ends the server it started. Stdlib only: it runs in the host venv and in study clients.
+ends the server it started. The runner starts one per latency_proxies entry of a cell.
 
 Toxiproxy's latency toxic takes whole milliseconds, so a sub-millisecond delay (the `lan`
 profile's 0.5 ms) cannot be applied exactly: it is rounded up to 1 ms and `applied_ms`

@@ -33,7 +33,9 @@ from perflab.host.launch import (
     plan_pinning,
     server_env,
     start_dependencies,
+    start_load_proxy,
     start_proxies,
+    stop_load_proxy,
 )
 from perflab.host.procs import log_tail, process_alive
 from perflab.host.proxy import LatencyProxy
@@ -113,6 +115,15 @@ def timed(argv: list[str], time_file: str) -> list[str]:
     return ["/usr/bin/time", "-v", "-o", time_file, *argv]
 
 
+def keep_ghz_output(work: Path, record: CellRecord) -> None:
+    """ghz.json thinned (with a note when it was) and gzipped, when the cell wrote one."""
+    if (work / "ghz.json").is_file():
+        note = thin_details(work / "ghz.json")
+        if note:
+            record.notes.append(note)
+        gzip_file(work / "ghz.json")
+
+
 def read_calibration(run_dir: Path) -> dict[str, object]:
     path = run_dir / "calibration.json"
     return json.loads(path.read_text()) if path.is_file() else {}
@@ -174,18 +185,21 @@ class CellRunner:
         server: ServerProcess | RemoteServer | None = None
         dependencies: dict[str, int] = {}
         proxies: list[LatencyProxy] = []
+        load_proxy: LatencyProxy | None = None
         try:
             dependencies = self._start_dependencies(spec, sampler, record)
             proxies = self._start_proxies(spec, work)
             server = self._start_server(spec, pinning, work, sampler)
-            self._load(spec, pinning, work, sampler, record)
+            load_proxy = start_load_proxy(self.paths.bin / "toxiproxy-server", spec, work, sampler)
+            target = load_proxy.listen if load_proxy else f"{spec.server.host}:{spec.server.port}"
+            self._load(spec, target, pinning, work, sampler, record)
         except (CellFailed, LaunchError, AgentError) as exc:
             record.status, record.error = "failed", str(exc)
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
             record.status, record.error = "failed", traceback.format_exc()
         finally:
             self._stop_server_noting_deaths(server, dependencies, work, record)
-            self._collect(server, proxies, sampler, work, record)
+            self._collect(server, proxies, load_proxy, sampler, work, record)
             # What actually ran: the port and host the server listened on (filled in by the
             # start, after the record was opened) and the options the proxies set.
             record.spec = json.loads(spec.to_json())
@@ -246,6 +260,7 @@ class CellRunner:
         self,
         server: ServerProcess | RemoteServer | None,
         proxies: list[LatencyProxy],
+        load_proxy: LatencyProxy | None,
         sampler: ResourceSampler,
         work: Path,
         record: CellRecord,
@@ -253,14 +268,12 @@ class CellRunner:
         """Stops the proxies and the sampler; leaves the raw files as the contract has them."""
         for proxy in proxies:
             proxy.stop()
+        if load_proxy is not None:
+            stop_load_proxy(load_proxy, work)
         sampler.stop()
         if isinstance(server, RemoteServer):
             server.merge_samples(work / "resources.csv", sampler.phases, sampler.wall_t0)
-        if (work / "ghz.json").is_file():
-            note = thin_details(work / "ghz.json")
-            if note:
-                record.notes.append(note)
-            gzip_file(work / "ghz.json")
+        keep_ghz_output(work, record)
 
     def _stop_server(self, server: ServerProcess | RemoteServer | None, record: CellRecord) -> str:
         """Stops the server; a remote one's log and samples come back with it."""
@@ -325,20 +338,22 @@ class CellRunner:
     def _load(
         self,
         spec: CellSpec,
+        target: str,
         pinning: Pinning,
         work: Path,
         sampler: ResourceSampler,
         record: CellRecord,
     ) -> None:
+        """Loads target: the server, or the proxy in front of it that delays the load's calls."""
         if spec.load.kind == "ghz":
-            self._load_ghz(spec, pinning, work, sampler, record)
+            self._load_ghz(spec, target, pinning, work, sampler, record)
         elif spec.load.kind == "client":
-            self._load_client(spec, pinning, work, sampler)
+            self._load_client(spec, target, pinning, work, sampler)
         else:
             raise CellFailed(f"load kind {spec.load.kind!r} is not known to this runner")
 
     def _load_client(
-        self, spec: CellSpec, pinning: Pinning, work: Path, sampler: ResourceSampler
+        self, spec: CellSpec, target: str, pinning: Pinning, work: Path, sampler: ResourceSampler
     ) -> None:
         """A study's own client; it warms up by itself and writes client.json."""
         if spec.load.client_impl not in self.impls:
@@ -347,7 +362,7 @@ class CellRunner:
             self.impls[spec.load.client_impl],
             self.paths,
             spec.load.client_options,
-            target=f"{spec.server.host}:{spec.server.port}",
+            target=target,
             out=str(work / "client.json"),
         )
         (work / "client.argv.json").write_text(json.dumps(argv))
@@ -365,6 +380,7 @@ class CellRunner:
     def _load_ghz(
         self,
         spec: CellSpec,
+        target: str,
         pinning: Pinning,
         work: Path,
         sampler: ResourceSampler,
@@ -376,7 +392,6 @@ class CellRunner:
             raise CellFailed("no ghz version: neither the cell nor the run's calibration names one")
         record.tool_versions["ghz"] = version
         binary = ghz_binary(self.paths.bin, version)
-        target = f"{spec.server.host}:{spec.server.port}"
         proto_dir = self.paths.src / "proto"
         cpus = len(pinning.client_cpus)
 

@@ -68,6 +68,11 @@ def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
     return sizes
 
 
+def latency_proxies(profile: str) -> list[dict[str, Any]]:
+    one_way_ms = LATENCY_PROFILES[profile]
+    return [] if one_way_ms is None else [{"caller": "load", "one_way_ms": one_way_ms}]
+
+
 def cell(
     run_id: str,
     matrix: Matrix,
@@ -96,7 +101,6 @@ def cell(
         "orders": n_orders,
         "warmup": matrix.warmup,
         "security": sec,
-        "latency_profile": profile,
     }
     if matrix.tls_dir:
         server_options["tls_dir"] = client_options["tls_dir"] = matrix.tls_dir
@@ -117,6 +121,8 @@ def cell(
             client_options=client_options,
             timeout_s=matrix.timeout_s,
         ),
+        # The runner puts the profile's proxy between client and server ("none": no proxy).
+        latency_proxies=latency_proxies(profile),
     )
 
 

@@ -12,10 +12,9 @@ Per order it records the round trip at the client (monotonic clock) and, from th
 wall-clock stamps, the one-way times client->server (responseTime - requestTime) and
 server->client (receipt - responseTime): meaningful only when both share a clock (same
 host or network namespaces of one host), which --same_clock says. Each client first sends
---warmup orders on its channel, discarded. With --latency_profile other than "none" every
-connection goes through a Toxiproxy this client starts in front of --target
-(perflab/proxy.py; its CPU counts as the client's). Writes client.json; exits 1 if any
-order failed.
+--warmup orders on its channel, discarded. A latency profile is not this client's business:
+the runner puts the profile's Toxiproxy between it and the server and passes the proxy as
+--target. Writes client.json; exits 1 if any order failed.
 """
 
 from __future__ import annotations
@@ -206,11 +205,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tls_dir", action="append", help="folder with ca.pem (for tls)")
     parser.add_argument("--same_clock", type=int, default=1, help="1: one-way times are valid")
     parser.add_argument("--call_timeout_s", type=float, default=120.0)
-    parser.add_argument(
-        "--latency_profile", default="none", help="perflab.contract.latency.LATENCY_PROFILES key"
-    )
-    parser.add_argument("--home", default="", help="the host prefix (bin/toxiproxy-server)")
-    parser.add_argument("--src", default="", help="the source tree holding perflab/")
     args = parser.parse_args()
     if args.clients < 1 or args.orders < args.clients:
         parser.error("need --clients >= 1 and --orders >= --clients (every client sends one)")
@@ -298,38 +292,9 @@ def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> 
     }
 
 
-def through_proxy(args: argparse.Namespace):  # -> perflab.host.proxy.LatencyProxy | None
-    """Starts Toxiproxy in front of the server when the profile asks for one."""
-    if args.latency_profile == "none":
-        return None
-    sys.path.insert(0, args.src)
-    from perflab.contract.latency import LATENCY_PROFILES
-    from perflab.host.proxy import LatencyProxy
-
-    if args.latency_profile not in LATENCY_PROFILES:
-        raise SystemExit(
-            f"unknown --latency_profile {args.latency_profile!r}: {sorted(LATENCY_PROFILES)}"
-        )
-    return LatencyProxy.start(
-        Path(args.home) / "bin" / "toxiproxy-server",
-        args.target,
-        LATENCY_PROFILES[args.latency_profile],
-        log_path="toxiproxy.log",
-    )
-
-
 def main() -> None:
     args = parse_args()
-    proxy = through_proxy(args)
-    try:
-        if proxy is not None:
-            args.target = proxy.listen
-        result = run(args)
-    finally:
-        if proxy is not None:
-            proxy.stop()
-    result["latency_profile"] = args.latency_profile
-    result["proxy"] = proxy.describe() if proxy is not None else None
+    result = run(args)
     Path(args.out).write_text(json.dumps(result, indent=1))
     if result["errors"]:
         print(f"orders failed: {result['errors']}", file=sys.stderr)
