@@ -44,7 +44,10 @@ SAME_METRIC: dict[str, set[str]] = {
 # Columns that say which cell a reference row belongs to (not what was measured).
 CELL_COLUMNS = ["study", "scenario", "implementation", "client", "concurrency", "params", "repeat"]
 # watch: each CPU phase the seed read off Grafana, as (percent metric, minutes metric).
-CPU_PHASES = (("cpu_percent_peak", "cpu_phase_minutes"), ("cpu_percent_phase2", "cpu_phase2_minutes"))
+CPU_PHASES = (
+    ("cpu_percent_peak", "cpu_phase_minutes"),
+    ("cpu_percent_phase2", "cpu_phase2_minutes"),
+)
 
 
 def read_reference_tables(reference_dir: str | Path) -> pd.DataFrame:
@@ -52,7 +55,10 @@ def read_reference_tables(reference_dir: str | Path) -> pd.DataFrame:
     scenario split into message and folder, plus the derived metrics."""
     import pandas as pd
 
-    frames = [pd.read_csv(path, dtype={"params": str}) for path in sorted(Path(reference_dir).glob("*.csv"))]
+    frames = [
+        pd.read_csv(path, dtype={"params": str})
+        for path in sorted(Path(reference_dir).glob("*.csv"))
+    ]
     rows = pd.concat(frames, ignore_index=True)
     rows["params"] = rows["params"].fillna("{}")
     rows["repeat"] = rows["repeat"].fillna(0)
@@ -86,7 +92,8 @@ def derived_rows(rows: pd.DataFrame) -> pd.DataFrame:
         "core_seconds": core_seconds(wide),
         # The prose's "N% less" as the ratio it means, and "N% more" likewise.
         "prose_max_rss_ratio": 1 - column(wide, "claim_max_rss_reduction") / 100,
-        "prose_page_faults_minor_ratio": 1 - column(wide, "claim_page_faults_minor_reduction") / 100,
+        "prose_page_faults_minor_ratio": 1
+        - column(wide, "claim_page_faults_minor_reduction") / 100,
         "prose_throughput_ratio": 1 + column(wide, "claim_throughput_gain") / 100,
         "elapsed_per_1000_orders": per_1000_orders(wide),
     }
@@ -221,5 +228,30 @@ def seed_configurations(claim: Claim, rows: pd.DataFrame) -> list[dict[str, str]
     """The configurations the seed published for this claim, e.g. [{'concurrency': '2'}, ...]:
     what a run's configurations are compared against to say how much of the seed it covers."""
     source = claim.published_from
-    pair_by = () if source is None else (claim.pair_by if source.pair_by is None else source.pair_by)
+    pair_by = (
+        () if source is None else (claim.pair_by if source.pair_by is None else source.pair_by)
+    )
     return [dict(zip(pair_by, key, strict=True)) for key in figures(claim, rows)]
+
+
+def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:
+    """Every claim whose `published` is not what its `published_from` computes (rounded as
+    written: within 0.6%, or 0.005), whose source is on another metric than the run's, or
+    that states a figure without a source."""
+    problems = []
+    for claim in claims:
+        source = claim.published_from
+        if source is None:
+            if claim.published is not None:
+                problems.append(f"{claim.id}: published {claim.published} with no published_from")
+            continue
+        if source.metric not in SAME_METRIC.get(claim.metric, set()):
+            problems.append(f"{claim.id}: published on {source.metric}, the run on {claim.metric}")
+        computed = published_figure(claim, rows)
+        if claim.published is None or not math.isclose(
+            computed, claim.published, rel_tol=0.006, abs_tol=0.0051
+        ):
+            problems.append(
+                f"{claim.id}: published {claim.published}, the tables give {computed:.4g}"
+            )
+    return problems

@@ -418,7 +418,15 @@ def unmeasured_note(compared: pd.DataFrame) -> str:
 
 # The columns that name one gRPC cell but its security mode: a TLS cell and the no-TLS
 # cell of the same pair, size and round share them.
-SAME_STREAM = ["run_id", "study", "implementation", "client", "pair", "payload_bytes", "chunk_bytes"]
+SAME_STREAM = [
+    "run_id",
+    "study",
+    "implementation",
+    "client",
+    "pair",
+    "payload_bytes",
+    "chunk_bytes",
+]
 
 
 def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
@@ -427,9 +435,13 @@ def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
     Paired within the round (repeat), so drift between rounds cancels; a side that was
     `bound` makes the ratio bound, a failed cell drops its pair."""
     rows = frame[
-        (frame["study"] == STUDY) & (frame["metric"] == "throughput") & (frame["status"] != "failed")
+        (frame["study"] == STUDY)
+        & (frame["metric"] == "throughput")
+        & (frame["status"] != "failed")
     ]
     keys = [*SAME_STREAM, "repeat"]
+    if rows.empty or not set(keys) <= set(rows.columns):
+        return rows.iloc[0:0]  # a run without throughput cells (e.g. netns)
     tls = rows[rows["scenario"] == "tls"]
     none = rows.loc[rows["scenario"] == "none", [*keys, "value", "status"]]
     paired = tls.merge(none, on=keys, suffixes=("", "_none"))
