@@ -44,18 +44,24 @@ def write_tables(folder: Path) -> Path:
     return folder
 
 
+# The keys every made-up claim shares.
+BASE = {
+    "seed": "s.txt",
+    "study": "hello",
+    "says": "a vs b",
+    "source": "prose",
+    "metric": "rps",
+    "numerator": {"implementation": "a"},
+    "denominator": {"implementation": "b"},
+    "direction": "greater",
+}
+
+
 def claim(**changes):
     raw = {
+        **BASE,
         "id": "a-beats-b",
-        "seed": "s.txt",
-        "study": "hello",
-        "says": "a vs b",
-        "source": "prose",
-        "metric": "rps",
-        "numerator": {"implementation": "a"},
-        "denominator": {"implementation": "b"},
         "pair_by": ["concurrency"],
-        "direction": "greater",
         "published": 1.0,
         "published_from": {
             "metric": "ok_rps",
@@ -136,17 +142,7 @@ def test_siblings_must_name_each_other_on_different_methods(tmp_path: Path):
         import yaml
 
         path = tmp_path / "claims.yml"
-        base = {
-            "seed": "s",
-            "study": "hello",
-            "says": "x",
-            "source": "prose",
-            "metric": "rps",
-            "numerator": {"implementation": "a"},
-            "denominator": {"implementation": "b"},
-            "direction": "greater",
-        }
-        path.write_text(yaml.safe_dump({"claims": [{**base, **first}, {**base, **second}]}))
+        path.write_text(yaml.safe_dump({"claims": [{**BASE, **first}, {**BASE, **second}]}))
         return path
 
     good = write(

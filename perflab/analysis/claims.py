@@ -133,6 +133,10 @@ def parse_selector(where: str, raw: Any) -> Selector:
     )
 
 
+def optional_selector(where: str, raw: Any) -> Selector | None:
+    return None if raw is None else parse_selector(where, raw)
+
+
 def parse_published_from(where: str, raw: Any) -> PublishedFrom | None:
     if raw is None:
         return None
@@ -147,11 +151,7 @@ def parse_published_from(where: str, raw: Any) -> PublishedFrom | None:
     return PublishedFrom(
         metric=str(raw["metric"]),
         numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
-        denominator=(
-            parse_selector(f"{where}.denominator", raw["denominator"])
-            if "denominator" in raw
-            else None
-        ),
+        denominator=optional_selector(f"{where}.denominator", raw.get("denominator")),
         pair_by=None if pair_by is None else tuple(str(p) for p in pair_by),
     )
 
@@ -211,11 +211,7 @@ def parse_claim(index: int, raw: Any) -> Claim:
         source=str(raw["source"]),
         metric=str(raw["metric"]),
         numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
-        denominator=(
-            parse_selector(f"{where}.denominator", raw["denominator"])
-            if "denominator" in raw
-            else None
-        ),
+        denominator=optional_selector(f"{where}.denominator", raw.get("denominator")),
         direction=direction,
         threshold=float(threshold),
         kind=kind,
