@@ -196,3 +196,95 @@ def test_ratio_claims_compare_two_different_groups():
         if claim.kind == "ratio":
             assert claim.denominator is not None, claim.id
             assert claim.numerator != claim.denominator, f"{claim.id} compares a group with itself"
+
+
+SEEDS = ROOT.parent / "shared" / "seeds"
+needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed folder {SEEDS} not present")
+# A decided verdict clears its threshold by at least this factor (perflab.analysis.verdicts).
+LEAST_MARGIN = 1.10
+
+
+@cache
+def reference_tables():
+    from perflab.analysis.published import read_reference_tables
+
+    return read_reference_tables(REFERENCE)
+
+
+def test_every_published_figure_is_computed_from_the_reference_tables():
+    """`published` is what perflab.analysis.published computes from data/reference/*.csv, on
+    the metric the run measures; a claim with no such figure says null."""
+    from perflab.analysis.published import published_problems
+
+    assert published_problems(list(claims()), reference_tables()) == []
+
+
+def plain_words(text: str) -> str:
+    """Markdown links, brackets and bold dropped, whitespace collapsed: as `says` quotes."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return " ".join(re.sub(r"[\[\]*]", "", text).split())
+
+
+@needs_seeds
+def test_prose_claims_quote_the_seed_word_for_word():
+    misquoted = [
+        claim.id
+        for claim in claims()
+        if claim.source == "prose"
+        and plain_words(claim.says) not in plain_words((SEEDS / claim.seed).read_text())
+    ]
+    assert misquoted == []
+
+
+def test_error_rate_claims_are_decided_by_the_seeds_own_counts():
+    """The seed's own calls must decide its claim (issue 18, item 2): each configuration's
+    exact interval clears the threshold by the least decision margin."""
+    from perflab.analysis.intervals import clopper_pearson
+    from perflab.analysis.published import error_counts
+
+    undecided = []
+    for claim in claims():
+        for key, (errors, calls) in error_counts(claim, reference_tables()).items():
+            interval = clopper_pearson(errors, calls)
+            clears = (
+                interval.low >= claim.threshold * LEAST_MARGIN
+                if claim.direction == "greater"
+                else interval.high <= claim.threshold / LEAST_MARGIN
+            )
+            if not clears:
+                undecided.append(f"{claim.id} {key}: {errors}/{calls}")
+    assert undecided == []
+
+
+def test_every_reading_has_its_rival_and_every_sibling_its_method():
+    """A claim that judges one reading of a seed (prose vs table, a self-contradiction)
+    shares its seed and study with a claim of another reading; a method sibling selects the
+    other method's cells."""
+    lonely = []
+    for claim in claims():
+        if claim.reading:
+            rivals = [
+                other
+                for other in claims()
+                if (other.seed, other.study) == (claim.seed, claim.study)
+                and other.reading
+                and other.reading != claim.reading
+            ]
+            if not rivals:
+                lonely.append(claim.id)
+    assert lonely == []
+    by_id = {claim.id: claim for claim in claims()}
+    for claim in claims():
+        if claim.sibling:
+            assert claim.numerator != by_id[claim.sibling].numerator, claim.id
+
+
+def test_claims_on_a_scaled_folder_say_what_was_scaled():
+    """watch's quick profile shrinks the large folder: a claim judged on it says so."""
+    unsaid = []
+    for claim in claims():
+        folders = {str(s.params.get("folder")) for _, s in selectors(claim)}
+        on_large = "large" in folders or "folder" in claim.pair_by
+        if claim.study == "watch" and on_large and not claim.scaled:
+            unsaid.append(claim.id)
+    assert unsaid == []

@@ -19,6 +19,10 @@ KINDS = ("ratio", "error_rate")
 ANY_TOPOLOGY = "any"
 TOPOLOGIES = ("localhost", "netns", "aws", ANY_TOPOLOGY)
 SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
+# The method a claim's cells ran: the seed's own ("seed": hello seed_n200, pyclients
+# method=seed) or a steadier one ("steady"); "" where a study has one method only.
+METHODS = ("", "seed", "steady")
+PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
 REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
 OPTIONAL_KEYS = {
     "published",
@@ -30,6 +34,11 @@ OPTIONAL_KEYS = {
     "note",
     "metric_note",
     "seed_configurations",
+    "published_from",
+    "reading",
+    "method",
+    "sibling",
+    "scaled",
 }
 
 
@@ -57,6 +66,19 @@ class Selector:
 
 
 @dataclass(frozen=True)
+class PublishedFrom:
+    """Where in data/reference/*.csv a claim's `published` figure comes from, in the tables'
+    own spelling (perflab.analysis.published computes it): a reference metric or a derived
+    one on the run's metric, one group (a value or an error rate) or two (a ratio), and the
+    columns its figure is a median over (None: the claim's pair_by)."""
+
+    metric: str
+    numerator: Selector
+    denominator: Selector | None = None
+    pair_by: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     seed: str
@@ -77,6 +99,15 @@ class Claim:
     # The values the seed measured, per parameter (e.g. concurrency: [2, 10, 25, 50]), so a
     # verdict can say which of them the run's cells cover. Optional: {} says nothing.
     seed_configurations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    published_from: PublishedFrom | None = None
+    # Which reading of the seed this claim judges, where the seed's prose and table
+    # disagree or the seed contradicts itself (one claim per reading), e.g. "prose".
+    reading: str = ""
+    method: str = ""
+    # The id of the same claim judged on the study's other method (method-dependent verdicts).
+    sibling: str = ""
+    # What the quick profile scaled down from the seed's configuration, and by how much.
+    scaled: str = ""
 
     def expectation(self) -> str:
         """The claim's test in words, e.g. 'ratio > 1.0' or 'ratio within 10% of 1'."""
@@ -104,6 +135,40 @@ def parse_selector(where: str, raw: Any) -> Selector:
         client=raw.get("client"),
         params=dict(params),
     )
+
+
+def optional_selector(where: str, raw: Any) -> Selector | None:
+    return None if raw is None else parse_selector(where, raw)
+
+
+def parse_published_from(where: str, raw: Any) -> PublishedFrom | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or "metric" not in raw or "numerator" not in raw:
+        raise ClaimsError(f"{where}: expected a mapping with metric and numerator")
+    unknown = set(raw) - PUBLISHED_FROM_KEYS
+    if unknown:
+        raise ClaimsError(f"{where}: unknown key(s) {sorted(unknown)}")
+    pair_by = raw.get("pair_by")
+    if pair_by is not None and not isinstance(pair_by, list):
+        raise ClaimsError(f"{where}.pair_by: expected a list of column names")
+    return PublishedFrom(
+        metric=str(raw["metric"]),
+        numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
+        denominator=optional_selector(f"{where}.denominator", raw.get("denominator")),
+        pair_by=None if pair_by is None else tuple(str(p) for p in pair_by),
+    )
+
+
+def parse_text_fields(where: str, raw: dict[str, Any]) -> dict[str, str]:
+    """The optional free-text fields, stripped; `method` must be a known one."""
+    texts = {
+        key: str(raw.get(key, "")).strip()
+        for key in ("note", "metric_note", "reading", "method", "sibling", "scaled")
+    }
+    if texts["method"] not in METHODS:
+        raise ClaimsError(f"{where}.method: {texts['method']!r}; choose from {METHODS[1:]}")
+    return texts
 
 
 def parse_claim(index: int, raw: Any) -> Claim:
@@ -151,20 +216,16 @@ def parse_claim(index: int, raw: Any) -> Claim:
         source=str(raw["source"]),
         metric=str(raw["metric"]),
         numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
-        denominator=(
-            parse_selector(f"{where}.denominator", raw["denominator"])
-            if "denominator" in raw
-            else None
-        ),
+        denominator=optional_selector(f"{where}.denominator", raw.get("denominator")),
         direction=direction,
         threshold=float(threshold),
         kind=kind,
         pair_by=tuple(pair_by),
         published=None if published is None else float(published),
         topology=topology,
-        note=str(raw.get("note", "")).strip(),
-        metric_note=str(raw.get("metric_note", "")).strip(),
         seed_configurations=seed_configurations,
+        published_from=parse_published_from(f"{where}.published_from", raw.get("published_from")),
+        **parse_text_fields(where, raw),
     )
 
 
@@ -196,4 +257,18 @@ def read_claims(path: str | Path) -> list[Claim]:
         if claim.id in seen:
             raise ClaimsError(f"{path}: claim id {claim.id!r} appears twice")
         seen.add(claim.id)
+    check_siblings(path, claims)
     return claims
+
+
+def check_siblings(path: Path, claims: list[Claim]) -> None:
+    """A sibling names an existing claim that names it back, on the other method."""
+    by_id = {claim.id: claim for claim in claims}
+    for claim in claims:
+        if not claim.sibling:
+            continue
+        other = by_id.get(claim.sibling)
+        if other is None or other.sibling != claim.id:
+            raise ClaimsError(f"{path}: {claim.id}.sibling {claim.sibling!r} does not name it back")
+        if not claim.method or claim.method == other.method:
+            raise ClaimsError(f"{path}: {claim.id} and its sibling need different methods")

@@ -10,6 +10,7 @@ core). The closing note is generated from the numbers, so a new run re-states it
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats, tables
@@ -413,3 +414,49 @@ def unmeasured_note(compared: pd.DataFrame) -> str:
         f"Not measured in this run (its profile lacks them), {len(missing)} of the seed's "
         f"{len(compared)} published figures: " + "; ".join(parts) + "."
     )
+
+
+# The columns that name one gRPC cell but its security mode: a TLS cell and the no-TLS
+# cell of the same pair, size and round share them.
+SAME_STREAM = [
+    "run_id",
+    "study",
+    "implementation",
+    "client",
+    "pair",
+    "payload_bytes",
+    "chunk_bytes",
+]
+
+
+def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each round's TLS throughput over the same round's no-TLS throughput, per pair and
+    size: what TLS leaves of a stream's rate (claim metric `tls_over_none`, scenario tls).
+    Paired within the round (repeat), so drift between rounds cancels; a side that was
+    `bound` makes the ratio bound, a failed cell drops its pair."""
+    rows = frame[
+        (frame["study"] == STUDY)
+        & (frame["metric"] == "throughput")
+        & (frame["status"] != "failed")
+    ]
+    keys = [*SAME_STREAM, "repeat"]
+    if rows.empty or not set(keys) <= set(rows.columns):
+        return rows.iloc[0:0]  # a run without throughput cells (e.g. netns)
+    tls = rows[rows["scenario"] == "tls"]
+    none = rows.loc[rows["scenario"] == "none", [*keys, "value", "status"]]
+    paired = tls.merge(none, on=keys, suffixes=("", "_none"))
+    bound = (paired["status"] == "bound") | (paired["status_none"] == "bound")
+    paired = paired.assign(
+        value=paired["value"] / paired["value_none"],
+        metric="tls_over_none",
+        unit="ratio",
+        status=bound.map({True: "bound", False: "ok"}),
+    )
+    return paired[tls.columns]
+
+
+def claim_frame(run_dir: str | Path) -> pd.DataFrame:
+    """Derived metrics data/reference/claims.yml judges (perflab.analysis.verdicts)."""
+    from perflab.analysis.frames import read_run
+
+    return tls_over_none(read_run(run_dir))

@@ -1,0 +1,257 @@
+"""Each claim's `published` figure, computed from the seeds' tables (data/reference/*.csv).
+
+A claim's `published_from` (perflab.analysis.claims.PublishedFrom) names reference rows in
+the tables' own spelling and a metric: one the tables hold, or one derived here so that
+the figure is on the metric the run measures (`SAME_METRIC`): successful calls per second
+(`ok_rps` = ok / total, where ghz's Requests/sec counts failed calls too), seconds per 1000
+orders, a watch server's CPU as core-seconds, or a ratio the seed's prose states. The
+figure is the ratio of the two groups (or one group's value, or its error rate) per
+configuration of `pair_by`, and the median over the configurations the seed published.
+tests/test_claims_file.py recomputes every claim's figure and compares it with claims.yml.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.analysis.claims import Claim, ClaimsError, PublishedFrom, Selector
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The run's metric -> the reference metrics whose figure is on it (a ratio of the two
+# groups' values, or a ratio the seed states in words).
+SAME_METRIC: dict[str, set[str]] = {
+    "rps": {"ok_rps"},
+    "rps_ghz": {"rps"},
+    "errors_Unavailable": {"errors_Unavailable"},
+    "errors": {"errors"},
+    "time_per_call": {"time_per_call", "claim_speedup"},
+    "client_max_rss": {"max_rss", "prose_max_rss_ratio"},
+    "client_page_faults_minor": {"page_faults_minor", "prose_page_faults_minor_ratio"},
+    "client_ctx_switches_voluntary": {"ctx_switches_voluntary"},
+    "numbers_per_s": {"numbers_per_s", "prose_throughput_ratio"},
+    "throughput": {"throughput"},
+    "tls_over_none": {"tls_over_none"},
+    "elapsed_per_1000_orders": {"elapsed_per_1000_orders", "claim_elapsed_per_1000_orders"},
+    "server_cpu_seconds": {"core_seconds"},
+    "server_rss_peak": {"rss_peak"},
+}
+# Columns that say which cell a reference row belongs to (not what was measured).
+CELL_COLUMNS = ["study", "scenario", "implementation", "client", "concurrency", "params", "repeat"]
+# watch: each CPU phase the seed read off Grafana, as (percent metric, minutes metric).
+CPU_PHASES = (
+    ("cpu_percent_peak", "cpu_phase_minutes"),
+    ("cpu_percent_phase2", "cpu_phase2_minutes"),
+)
+
+
+def read_reference_tables(reference_dir: str | Path) -> pd.DataFrame:
+    """Every reference row, params spread into columns (concurrency among them), watch's
+    scenario split into message and folder, plus the derived metrics."""
+    import pandas as pd
+
+    frames = [
+        pd.read_csv(path, dtype={"params": str})
+        for path in sorted(Path(reference_dir).glob("*.csv"))
+    ]
+    rows = pd.concat(frames, ignore_index=True)
+    rows["params"] = rows["params"].fillna("{}")
+    rows["repeat"] = rows["repeat"].fillna(0)
+    # A blank, not NaN: pandas would drop a NaN key from every group of derived_rows.
+    rows["concurrency"] = rows["concurrency"].map(lambda v: "" if pd.isna(v) else text(v))
+    return with_param_columns(pd.concat([rows, derived_rows(rows)], ignore_index=True))
+
+
+def with_param_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
+    spread = pd.DataFrame([json.loads(text) for text in rows["params"]], index=rows.index)
+    rows = pd.concat([rows, spread.drop(columns=[c for c in spread if c in rows])], axis=1)
+    watch = rows["study"] == "watch"
+    parts = rows.loc[watch, "scenario"].str.split("_", n=1, expand=True)
+    if not parts.empty:
+        rows.loc[watch, "message"], rows.loc[watch, "folder"] = parts[0], parts[1]
+    return rows
+
+
+def derived_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Reference metrics on the run's metrics, one row per reference cell."""
+    import pandas as pd
+
+    wide = rows.pivot_table(
+        index=CELL_COLUMNS, columns="metric", values="value", aggfunc="first", dropna=False
+    ).dropna(how="all")
+    derived = {
+        "ok_rps": column(wide, "ok") / column(wide, "total"),
+        "errors": wide.filter(like="errors_").sum(axis=1, min_count=1),
+        "core_seconds": core_seconds(wide),
+        # The prose's "N% less" as the ratio it means, and "N% more" likewise.
+        "prose_max_rss_ratio": 1 - column(wide, "claim_max_rss_reduction") / 100,
+        "prose_page_faults_minor_ratio": 1
+        - column(wide, "claim_page_faults_minor_reduction") / 100,
+        "prose_throughput_ratio": 1 + column(wide, "claim_throughput_gain") / 100,
+        "elapsed_per_1000_orders": per_1000_orders(wide),
+    }
+    parts = [
+        values.dropna().rename("value").reset_index().assign(metric=name)
+        for name, values in derived.items()
+    ]
+    parts.append(tls_over_none(rows))
+    return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+
+
+def column(wide: pd.DataFrame, name: str) -> pd.Series:
+    """A metric's column of the wide table, all NaN where no table has that metric."""
+    return wide[name] if name in wide else wide.iloc[:, 0] * math.nan
+
+
+def core_seconds(wide: pd.DataFrame) -> pd.Series:
+    """watch: CPU as core-seconds, each phase's percent (per core) x its minutes x 60, the
+    seed's phases summed; NaN where the seed writes '...' for a phase's duration."""
+    total = column(wide, "cpu_percent_peak") / 100 * column(wide, "cpu_phase_minutes") * 60
+    second_percent = column(wide, "cpu_percent_phase2")
+    second = second_percent / 100 * column(wide, "cpu_phase2_minutes") * 60
+    # A second phase is added only where the seed lists one; its missing duration is NaN.
+    return total + second.where(second_percent.notna(), 0)
+
+
+def per_1000_orders(wide: pd.DataFrame) -> pd.Series:
+    """orders: elapsed seconds per 1000 orders of each run (or bidi batch) the seed logged;
+    the cumulative progress log counts as far as the line it stopped at."""
+    params = wide.index.get_level_values("params").map(json.loads)
+    orders = [p.get("progress_transactions") or p.get("orders") for p in params]
+    return column(wide, "elapsed") * 1000 / [float(n) if n else math.nan for n in orders]
+
+
+def tls_over_none(rows: pd.DataFrame) -> pd.DataFrame:
+    """throughput: each implementation's TLS throughput over its no-TLS one, per size."""
+    mine = rows[(rows["study"] == "throughput") & (rows["metric"] == "throughput")]
+    keys = ["study", "implementation", "client", "concurrency", "params", "repeat"]
+    wide = mine.pivot_table(index=keys, columns="scenario", values="value", dropna=False)
+    if not {"tls", "none"} <= set(wide.columns):
+        return mine.iloc[0:0]
+    ratio = (wide["tls"] / wide["none"]).dropna().rename("value").reset_index()
+    return ratio.assign(scenario="tls", metric="tls_over_none", source=mine["source"].iloc[0])
+
+
+def matches(value: Any, wanted: Any) -> bool:
+    """A selector value, or a list of them (any of), against a reference cell's value."""
+    options = wanted if isinstance(wanted, list) else [wanted]
+    return any(text(value) == text(option) for option in options)
+
+
+def text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def select(rows: pd.DataFrame, metric: str, selector: Selector) -> pd.DataFrame:
+    mask = rows["metric"] == metric
+    for column in ("implementation", "scenario", "client"):
+        wanted = getattr(selector, column)
+        if wanted is not None:
+            mask &= rows[column].map(lambda v, w=wanted: matches(v, w))
+    for name, wanted in selector.params.items():
+        if name not in rows:
+            return rows.iloc[0:0]
+        mask &= rows[name].notna() & rows[name].map(lambda v, w=wanted: matches(v, w))
+    return rows[mask]
+
+
+def by_configuration(rows: pd.DataFrame, pair_by: tuple[str, ...]) -> dict[tuple, pd.DataFrame]:
+    if not pair_by:
+        return {(): rows} if not rows.empty else {}
+    return {
+        tuple(text(k) for k in (key if isinstance(key, tuple) else (key,))): part
+        for key, part in rows.groupby(list(pair_by), sort=True)
+    }
+
+
+def figures(claim: Claim, rows: pd.DataFrame) -> dict[tuple, float]:
+    """The seed's figure per configuration it published (pair_by values -> value)."""
+    source = claim.published_from
+    if source is None:
+        return {}
+    pair_by = claim.pair_by if source.pair_by is None else source.pair_by
+    if claim.kind == "error_rate":
+        return error_rates(source, rows, pair_by)
+    numerators = by_configuration(select(rows, source.metric, source.numerator), pair_by)
+    if source.denominator is None:
+        return {key: float(part["value"].median()) for key, part in numerators.items()}
+    denominators = by_configuration(select(rows, source.metric, source.denominator), pair_by)
+    return {
+        key: float(numerators[key]["value"].median() / denominators[key]["value"].median())
+        for key in sorted(set(numerators) & set(denominators))
+    }
+
+
+def error_rates(source: PublishedFrom, rows: pd.DataFrame, pair_by: tuple[str, ...]) -> dict:
+    errors = by_configuration(select(rows, source.metric, source.numerator), pair_by)
+    calls = by_configuration(select(rows, "count", source.numerator), pair_by)
+    return {
+        key: float(errors[key]["value"].sum() / calls[key]["value"].sum())
+        for key in sorted(set(errors) & set(calls))
+    }
+
+
+def error_counts(claim: Claim, rows: pd.DataFrame) -> dict[tuple, tuple[int, int]]:
+    """An error-rate claim's seed counts per configuration: (errors, calls)."""
+    source = claim.published_from
+    if source is None or claim.kind != "error_rate":
+        return {}
+    pair_by = claim.pair_by if source.pair_by is None else source.pair_by
+    errors = by_configuration(select(rows, source.metric, source.numerator), pair_by)
+    calls = by_configuration(select(rows, "count", source.numerator), pair_by)
+    return {
+        key: (int(errors[key]["value"].sum()), int(calls[key]["value"].sum()))
+        for key in sorted(set(errors) & set(calls))
+    }
+
+
+def published_figure(claim: Claim, rows: pd.DataFrame) -> float | None:
+    """The median of the seed's figures over its configurations; None without a source."""
+    if claim.published_from is None:
+        return None
+    found = figures(claim, rows)
+    if not found:
+        raise ClaimsError(f"claim {claim.id}: published_from selects no reference rows")
+    return float(statistics.median(found.values()))
+
+
+def seed_configurations(claim: Claim, rows: pd.DataFrame) -> list[dict[str, str]]:
+    """The configurations the seed published for this claim, e.g. [{'concurrency': '2'}, ...]:
+    what a run's configurations are compared against to say how much of the seed it covers."""
+    source = claim.published_from
+    pair_by = (
+        () if source is None else (claim.pair_by if source.pair_by is None else source.pair_by)
+    )
+    return [dict(zip(pair_by, key, strict=True)) for key in figures(claim, rows)]
+
+
+def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:
+    """Every claim whose `published` is not what its `published_from` computes (rounded as
+    written: within 0.6%, or 0.005), whose source is on another metric than the run's, or
+    that states a figure without a source."""
+    problems = []
+    for claim in claims:
+        source = claim.published_from
+        if source is None:
+            if claim.published is not None:
+                problems.append(f"{claim.id}: published {claim.published} with no published_from")
+            continue
+        if source.metric not in SAME_METRIC.get(claim.metric, set()):
+            problems.append(f"{claim.id}: published on {source.metric}, the run on {claim.metric}")
+        computed = published_figure(claim, rows)
+        if claim.published is None or not math.isclose(
+            computed, claim.published, rel_tol=0.006, abs_tol=0.0051
+        ):
+            problems.append(
+                f"{claim.id}: published {claim.published}, the tables give {computed:.4g}"
+            )
+    return problems
