@@ -66,9 +66,10 @@ class NoiseFloor:
         widest = self.widest
         if widest is None:
             return Judging()
+        among = f"; the widest of {len(self.kinds)} kinds of client" if len(self.kinds) > 1 else ""
         where = (
             f"its A/A cells ({widest.kind()}, {widest.widest_metric}, round "
-            f"{widest.widest_round}; the widest of {len(self.kinds)} kinds of client)"
+            f"{widest.widest_round}{among})"
         )
         return judging_from_noise_floor(widest.floor, where)
 

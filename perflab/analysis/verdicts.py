@@ -799,7 +799,9 @@ def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
         hook = getattr(analysis, "claim_frame", None)
         if hook is not None:
             parts.append(hook(run_dir))
-    return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+    kept = [part for part in parts if not part.empty]
+    # A run of A/A cells only (left out of read_run) has no row: its columns, empty.
+    return pd.concat(kept, ignore_index=True) if kept else parts[0]
 
 
 def run_topology(run_dir: Path) -> str:
