@@ -129,6 +129,12 @@ def study_vars(study: str) -> tuple[dict, dict]:
     )
 
 
+def matrix_only(cells: list) -> list:
+    """A study's matrix cells without its A/A cells (params `aa`), which the counts of a
+    profile's configurations leave out (tests/test_rounds.py checks them)."""
+    return [cell for cell in cells if "aa" not in cell.params]
+
+
 def resolve_group_vars(value):  # noqa: ANN001, ANN201 - any YAML value
     """A value whose whole text is "{{ perflab_<name> }}" replaced by that group variable
     (e.g. the calibration matrix's ghz_versions, kept once in ghz.yml), as Ansible would."""

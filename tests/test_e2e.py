@@ -48,13 +48,17 @@ def test_smoke_run_writes_the_data_contract(smoke_run):
     assert host["cpus"] >= 1 and host["versions"]["ghz_installed"]
     hello = study_vars("hello")[0]["implementations"]
     cells = sorted((run / "hello").glob("*/cell.json"))
-    assert len(cells) == len(hello)  # one smoke cell per server
+    # One smoke cell per server, and the A/A pair that measures the run's noise floor.
+    assert len(cells) == len(hello) + 2
+    assert len([path for path in cells if path.parent.name.startswith("aa-")]) == 2
     for path in cells:
         cell = json.loads(path.read_text())
         assert cell["status"] in ("ok", "bound"), (path, cell["error"])
     # Progress: Ansible labelled every cell with its position.
-    assert f"[{len(hello)}/{len(hello)}] hello/" in first.stdout
+    assert f"[{len(cells)}/{len(cells)}] hello/" in first.stdout
+    assert set(manifest["rounds"]["seeds"]) >= {"hello", "calibration"}
     assert (root / "reports" / RUN_ID / "index.html").is_file()
+    assert "Noise floor" in (root / "reports" / RUN_ID / "index.html").read_text()
     assert (root / "reports" / RUN_ID / "hello.html").is_file()
 
 

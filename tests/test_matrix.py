@@ -2,7 +2,7 @@ import pytest
 
 from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
-from tests.conftest import REPO, study_vars
+from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello", "go/hello"}
 
@@ -10,7 +10,7 @@ KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello",
 def hello_cells(profile: str, **changes):
     matrix, profiles = study_vars("hello")
     matrix.update(changes)
-    return expand("run1", "hello", matrix, profiles, profile, KNOWN)
+    return matrix_only(expand("run1", "hello", matrix, profiles, profile, KNOWN))
 
 
 def test_hello_matrix_names_only_existing_servers():

@@ -7,7 +7,7 @@ import pytest
 
 from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.pyclients import analysis as pyclients
-from tests.conftest import REPO, study_vars
+from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = {
     "cpp/numbers",
@@ -21,7 +21,7 @@ KNOWN = {
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("pyclients")
     matrix.update(changes)
-    return expand("run1", "pyclients", matrix, profiles, profile, KNOWN)
+    return matrix_only(expand("run1", "pyclients", matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders():

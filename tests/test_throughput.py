@@ -16,7 +16,7 @@ from perflab.analysis.frames import read_reference, read_run
 from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
 from perflab.studies.throughput import analysis as throughput
-from tests.conftest import REPO, study_vars
+from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = set(discover(REPO / "servers"))
 FIXTURE = REPO / "tests" / "data" / "runs" / "throughput_fixture"
@@ -26,7 +26,7 @@ GIB = 2**30
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("throughput")
     matrix = {**copy.deepcopy(matrix), **changes}
-    return expand("r", "throughput", matrix, profiles, profile, KNOWN)
+    return matrix_only(expand("r", "throughput", matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders_that_serve_the_study():

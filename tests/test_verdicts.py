@@ -13,9 +13,12 @@ from perflab.analysis.intervals import (
     clopper_pearson,
     clustered_rate_interval,
     highest_ratio_coverage,
+    highest_sign_coverage,
     hodges_lehmann_ratio,
     mann_whitney_counts,
     median_interval,
+    paired_ratio_effect,
+    paired_ratio_interval,
     ratio_interval,
 )
 from perflab.analysis.verdicts import (
@@ -501,3 +504,68 @@ def test_coverages_are_stated_as_what_they_are():
     assert percent(0.9) == "90%"
     assert percent(0.975) == "97.5%"
     assert percent(1 - 0.1 / 3) == "96.6%"
+
+
+# --- pairing within rounds ------------------------------------------------------------------
+
+# The host slows down round after round (each round twice as slow as the last): both groups
+# of a round feel it alike.
+DRIFT = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
+# a is 1.5x b in every round, give or take 1%.
+JITTER = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0]
+
+
+def drifting_rounds(a_rounds: list[int], b_rounds: list[int]) -> list[tuple]:
+    return [("a", 2, r, 150 * JITTER[r - 1] / DRIFT[r - 1]) for r in a_rounds] + [
+        ("b", 2, r, 100 / DRIFT[r - 1]) for r in b_rounds
+    ]
+
+
+def test_a_drift_between_rounds_cancels_when_the_rounds_pair():
+    rounds = [1, 2, 3, 4, 5, 6]
+    verdict = judge(claim(threshold=1.2), cells(drifting_rounds(rounds, rounds)))
+    assert verdict.verdict == HOLDS
+    assert verdict.deciding.paired
+    assert "sign interval of 6 rounds" in verdict.interval.method
+    assert verdict.effect == pytest.approx(1.5, rel=0.01)
+    assert 1.45 < verdict.interval.low <= verdict.interval.high < 1.55
+    # Unpaired, the same values spread over the whole drift and decide nothing.
+    xs = [v for impl, _, _, v in drifting_rounds(rounds, rounds) if impl == "a"]
+    ys = [v for impl, _, _, v in drifting_rounds(rounds, rounds) if impl == "b"]
+    unpaired = ratio_interval(xs, ys)
+    assert unpaired.low < 1.2 < unpaired.high
+
+
+def test_rounds_that_do_not_pair_fall_back_to_the_unpaired_interval():
+    # a ran in rounds 1-3, b in 4-6: no round holds both, so nothing cancels.
+    verdict = judge(claim(threshold=1.2), cells(drifting_rounds([1, 2, 3], [4, 5, 6])))
+    assert not verdict.deciding.paired
+    assert "Mann-Whitney" in verdict.interval.method
+    assert verdict.effect == pytest.approx(
+        hodges_lehmann_ratio(
+            [150 * JITTER[r - 1] / DRIFT[r - 1] for r in (1, 2, 3)],
+            [100 / DRIFT[r - 1] for r in (4, 5, 6)],
+        )
+    )
+    # A round with one group only breaks the pairing too.
+    uneven = judge(
+        claim(threshold=1.2), cells(drifting_rounds([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5]))
+    )
+    assert not uneven.deciding.paired
+
+
+def test_three_paired_rounds_cannot_reach_90_percent_so_the_unpaired_interval_decides():
+    # A sign interval of 3 rounds covers 75% at most; 3 vs 3 unpaired reach 90%.
+    assert highest_sign_coverage(3) == 0.75 and highest_sign_coverage(5) == 0.9375
+    verdict = judge(claim(), cells(three_repeats([150, 151, 152], [100, 101, 102])))
+    assert verdict.verdict == HOLDS
+    assert not verdict.deciding.paired and "Mann-Whitney" in verdict.interval.method
+
+
+def test_paired_sign_interval_has_the_order_statistic_coverage():
+    pairs = [(x, 1.0) for x in (1.1, 1.2, 1.3, 1.4, 1.5, 1.6)]
+    interval = paired_ratio_interval(pairs, 0.95)
+    assert interval.coverage == pytest.approx(1 - 2 / 64)  # [min, max] of 6: 96.9%
+    assert (interval.low, interval.high) == (1.1, 1.6)
+    assert paired_ratio_effect(pairs) == pytest.approx(math.sqrt(1.3 * 1.4))
+    assert paired_ratio_interval([(1.0, 0.0), (1.0, 1.0)]) is None

@@ -9,7 +9,7 @@ from perflab.analysis.frames import read_reference, read_run
 from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.watch import analysis as watch
 from perflab.studies.watch.matrix import memory_needed
-from tests.conftest import REPO, study_vars
+from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = {"node/watch", "go/watch_client"}
 FIXTURE = REPO / "tests" / "data" / "runs" / "watch_fixture"
@@ -18,7 +18,7 @@ FIXTURE = REPO / "tests" / "data" / "runs" / "watch_fixture"
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("watch")
     matrix.update(changes)
-    return expand("run1", "watch", matrix, profiles, profile, KNOWN)
+    return matrix_only(expand("run1", "watch", matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_existing_folders_and_options_they_declare():

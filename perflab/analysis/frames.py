@@ -78,8 +78,9 @@ def cell_metrics(folder: Path, cell: dict[str, Any]) -> list[Metric]:
     return metrics + derived(metrics)
 
 
-def read_run(run_dir: str | Path) -> pd.DataFrame:
-    """Every complete cell of a run as tidy rows; a failed cell adds a row metric 'failed'."""
+def read_run(run_dir: str | Path, include_aa: bool = False) -> pd.DataFrame:
+    """Every complete cell of a run as tidy rows; a failed cell adds a row metric 'failed'.
+    The A/A cells (param `aa`, the run's noise floor) only with `include_aa`."""
     import pandas as pd
 
     run_dir = Path(run_dir)
@@ -87,7 +88,7 @@ def read_run(run_dir: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     run_id = run_dir.name
     rows: list[dict[str, Any]] = []
-    for folder, cell in iter_cells(run_dir):
+    for folder, cell in iter_cells(run_dir, include_aa=include_aa):
         base = {
             "run_id": cell.get("run_id", run_id),
             "study": cell["study"],

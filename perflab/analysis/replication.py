@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -49,6 +50,8 @@ class Replication:
     reference_id: str | None = None
     reference: list[Verdict] | None = None
     judging: Judging = Judging()
+    # The run's A/A drift per kind of client, which set `judging`'s margin (none: no A/A cells).
+    noise: NoiseFloor = NoiseFloor(())
 
     def reference_of(self, claim: Claim) -> Verdict | None:
         if self.reference is None:
@@ -84,18 +87,21 @@ def replicate(
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
     or those of the run `against` names (e.g. a second run of the same commit); both
-    judged with one `judging` (its margin), so they differ only by their data."""
+    judged with one `judging` (its margin), so they differ only by their data. Without a
+    `judging` the margin is the one this run's noise floor sets (its A/A cells, measured
+    over every claim's metrics, so a study page and the index judge alike)."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
-    judging = judging or Judging()
     claims = read_claims(reference_dir / CLAIMS_FILE)
+    noise = noise_floor(run_dir, claims)
+    judging = judging or noise.judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
     verdicts = judge_run(run_dir, claims, judging) if claims else []
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     if other is None or not claims:
-        return Replication(run_dir.name, verdicts, judging=judging)
+        return Replication(run_dir.name, verdicts, judging=judging, noise=noise)
     theirs = judge_run(other, claims, judging)
-    return Replication(run_dir.name, verdicts, other.name, theirs, judging)
+    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise)
 
 
 SAME = "same"
@@ -185,6 +191,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
         f"<p>{html.escape(replication.judging.sentence())} {html.escape(EFFECTS)}</p>",
+        noise_html(replication.noise),
     ]
     if replication.reference is not None:
         moved = [v for v in verdicts if replication.differs(v)]
@@ -243,10 +250,47 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
 
 
 EFFECTS = (
-    "A ratio's effect is the Hodges-Lehmann factor (the median of the pairwise ratios of the "
-    "two groups' repeats), the centre of its exact Mann-Whitney interval; an error rate's is "
-    "the mean rate per cell, each cell one trial."
+    "A ratio's effect is, where both groups ran once in each of the same rounds and the rounds "
+    "can reach the coverage needed, the median of the per-round ratios, the centre of its exact "
+    "sign interval (paired: a drift between rounds cancels); otherwise the Hodges-Lehmann "
+    "factor (the median of the pairwise ratios of the two groups' repeats), the centre of its "
+    "exact Mann-Whitney interval. An error rate's is the mean rate per cell, each cell one trial."
 )
+
+
+def noise_html(noise: NoiseFloor) -> str:
+    """The run's noise floor per kind of client, and which one set the margin; '' for a run
+    without A/A cells (the margin sentence says so)."""
+    if not noise.kinds:
+        return ""
+    widest = noise.widest
+    rows = [
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(text)}</td>"
+            for text in (
+                kind.kind(),
+                kind.configuration,
+                ", ".join(kind.metrics),
+                str(kind.rounds),
+                f"{kind.floor:.1%}" + (" (sets the margin)" if kind is widest else ""),
+            )
+        )
+        + "</tr>"
+        for kind in noise.kinds
+    ]
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("kind of client", "A/A configuration", "metrics", "rounds", "noise floor")
+    )
+    return (
+        "<p>Noise floor: per kind of client, one configuration ran twice in every round (A/A "
+        "cells, left out of every table and claim); its floor is the widest |a / b - 1| (on "
+        "the log scale) over the rounds and the metrics its study's claims are judged on. The "
+        "margin is the largest floor, never below 10%.</p>"
+        f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table>"
+    )
 
 
 def rests_on(verdict: Verdict) -> str:

@@ -5,8 +5,11 @@ For each claim (perflab.analysis.claims) the engine picks the run's cells of bot
 configuration named by `pair_by`, and computes the effect with an interval whose coverage is
 what its method gives for the repeats at hand (perflab.analysis.intervals):
 
-- a ratio: the Hodges-Lehmann factor (median of the pairwise ratios) inside the exact Moses
-  (Mann-Whitney) interval it is the centre of;
+- a ratio, where both groups ran one cell in each of the same rounds and the rounds can reach
+  the deciding coverage (5 rounds for 90%): paired within rounds, the median of the per-round
+  ratios inside their exact sign interval (a drift from round to round cancels in each ratio);
+- a ratio otherwise: the Hodges-Lehmann factor (median of the pairwise ratios) inside the
+  exact Moses (Mann-Whitney) interval it is the centre of;
 - an error rate: the mean rate per cell inside a Chernoff-Hoeffding interval over cells,
   each cell one trial (calls within a cell share a connection, their failures cluster).
 
@@ -41,7 +44,10 @@ from perflab.analysis.intervals import (
     Interval,
     clustered_rate_interval,
     highest_ratio_coverage,
+    highest_sign_coverage,
     hodges_lehmann_ratio,
+    paired_ratio_effect,
+    paired_ratio_interval,
     ratio_interval,
 )
 from perflab.contract.bounds import FLOORED_METRICS
@@ -131,6 +137,8 @@ class PairResult:
     # A "does not hold" that survives the correction for the claim's number of configurations.
     refutes_alone: bool = False
     alone_reason: str = ""
+    # Its ratio was paired within rounds (RatioMethod), not taken over every pair of cells.
+    paired: bool = False
 
     def where(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.key.items())
@@ -493,6 +501,68 @@ def judge_ratio(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[Pai
     return results
 
 
+@dataclass(frozen=True)
+class RatioMethod:
+    """How one configuration's two groups are compared. Paired within rounds (the sign
+    interval of the per-round ratios) where every round ran one cell of each and the rounds
+    can reach the coverage asked for; else unpaired (the Moses interval of all pairwise
+    ratios, which n vs m repeats take further: 5 rounds reach 93.75% paired, 99.2%
+    unpaired). The choice rests on which rounds ran and the coverage asked, never on the
+    values."""
+
+    xs: list[float]
+    ys: list[float]
+    # (numerator, denominator) per round, when both sides ran once in each of the same rounds.
+    rounds: list[tuple[float, float]] | None
+    # The coverage the configuration's verdict needs (Judging.coverage).
+    deciding: float
+
+    def pairs_at(self, need: float) -> bool:
+        return self.rounds is not None and highest_sign_coverage(len(self.rounds)) >= need - 1e-9
+
+    @property
+    def paired(self) -> bool:
+        return self.pairs_at(self.deciding)
+
+    def interval(
+        self, target: float = TARGET_COVERAGE, need: float | None = None
+    ) -> Interval | None:
+        """Aiming at `target`, by the method that can give `need` (default: `target`)."""
+        if self.rounds is not None and self.pairs_at(target if need is None else need):
+            return paired_ratio_interval(self.rounds, target)
+        return ratio_interval(self.xs, self.ys, target)
+
+    def effect(self) -> float:
+        if self.rounds is not None and self.paired:
+            return paired_ratio_effect(self.rounds)
+        return hodges_lehmann_ratio(self.xs, self.ys)
+
+    def reach(self) -> str:
+        """What the repeats can reach at most (unpaired: the furthest), said when a coverage
+        is out of it."""
+        most = highest_ratio_coverage(len(self.xs), len(self.ys))
+        return (
+            f"which {len(self.xs)} vs {len(self.ys)} repeats cannot reach (at most {percent(most)})"
+        )
+
+
+def ratio_method(sides: tuple[pd.DataFrame, pd.DataFrame], judging: Judging) -> RatioMethod:
+    """The two sides' values, paired by round where both ran exactly one cell in each of
+    the same rounds (at least two)."""
+    xs, ys = ([] if side.empty else side["value"].astype(float).tolist() for side in sides)
+    by_round = [
+        dict(zip(side["repeat"], side["value"].astype(float), strict=True)) for side in sides
+    ]
+    pairs_up = (
+        len(by_round[0]) == len(xs) >= 2
+        and len(by_round[1]) == len(ys)
+        and set(by_round[0]) == set(by_round[1])
+    )
+    rounds = sorted(by_round[0])
+    paired = [(by_round[0][r], by_round[1][r]) for r in rounds] if pairs_up else None
+    return RatioMethod(xs, ys, paired, judging.coverage)
+
+
 def ratio_pair(
     claim: Claim,
     key: tuple[str, ...],
@@ -502,9 +572,8 @@ def ratio_pair(
     judging: Judging,
 ) -> PairResult:
     num, den = sides
-    xs = num["value"].astype(float).tolist() if not num.empty else []
-    ys = den["value"].astype(float).tolist() if not den.empty else []
-    interval = ratio_interval(xs, ys)
+    method = ratio_method(sides, judging)
+    interval = method.interval(TARGET_COVERAGE, judging.coverage)
     verdict, reason = decide(
         interval,
         claim.direction,
@@ -516,27 +585,25 @@ def ratio_pair(
     )
     alone, why = False, ""
     if verdict == FAILS:
-        reach = f"which {len(xs)} vs {len(ys)} repeats cannot reach (at most " + (
-            f"{percent(highest_ratio_coverage(len(xs), len(ys)))})"
-        )
         alone, why = refutation_alone(
-            claim, lambda target: ratio_interval(xs, ys, target), configurations, judging, reach
+            claim, method.interval, configurations, judging, method.reach()
         )
     if lost:
         verdict, alone = INCONCLUSIVE, False
         reason = f"{lost} of its cells failed: {FAILED_RULE}"
     return PairResult(
         key=dict(zip(claim.pair_by, key, strict=True)),
-        effect=hodges_lehmann_ratio(xs, ys),
+        effect=method.effect(),
         interval=interval,
         verdict=verdict,
         reason=reason,
-        n_numerator=len(xs),
-        n_denominator=len(ys),
+        n_numerator=len(method.xs),
+        n_denominator=len(method.ys),
         cell_ids=tuple(sorted(num["cell_id"])) + tuple(sorted(den["cell_id"])),
         failed_cells=lost,
         refutes_alone=alone,
         alone_reason=why,
+        paired=method.paired,
     )
 
 
@@ -732,7 +799,9 @@ def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
         hook = getattr(analysis, "claim_frame", None)
         if hook is not None:
             parts.append(hook(run_dir))
-    return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+    kept = [part for part in parts if not part.empty]
+    # A run of A/A cells only (left out of read_run) has no row: its columns, empty.
+    return pd.concat(kept, ignore_index=True) if kept else parts[0]
 
 
 def run_topology(run_dir: Path) -> str:

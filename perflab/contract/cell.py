@@ -12,6 +12,10 @@ from typing import Any, NamedTuple
 from perflab.contract.parsers import MalformedRawFile
 
 STATUSES = ("ok", "failed", "bound")
+# The param that marks an A/A cell: one configuration run twice in a round ("a", "b") to
+# measure the run's own noise floor (perflab.contract.rounds). Analyses never see these cells
+# unless they ask (`iter_cells(..., include_aa=True)`), so nothing is counted twice.
+AA_PARAM = "aa"
 # Keys every cell.json has had since the first run; the others are read with a default.
 RECORD_KEYS = frozenset({"study", "cell_id", "scenario", "implementation", "status", "params"})
 # Whose calls a latency_proxies entry delays; an entry without "caller" is the server's.
@@ -81,6 +85,9 @@ class CellSpec:
     # one_way_ms} delays the load generator's calls to the server: a proxy on the load
     # generator's host, in front of the server, which the load generator calls instead.
     latency_proxies: list[dict[str, Any]] = field(default_factory=list)
+    # Order inside a round before its shuffle (perflab.contract.rounds): a cell that another
+    # cell of the same round needs first (a probe that sets a step's rate) has a lower phase.
+    phase: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -174,8 +181,12 @@ class RunCell(NamedTuple):
     record: dict[str, Any]
 
 
-def iter_cells(run_dir: str | Path, study: str | None = None) -> Iterator[RunCell]:
-    """Every complete cell of a run (of one study when named), in folder order.
+def iter_cells(
+    run_dir: str | Path, study: str | None = None, include_aa: bool = False
+) -> Iterator[RunCell]:
+    """Every complete cell of a run (of one study when named), in folder order; the A/A
+    cells (params `aa`) only with `include_aa`: they copy a configuration the matrix may
+    also run, and a table or claim that took them in would count it twice.
 
     A study's cells live in the folder named for it; a record there that names another
     study is a run folder put together by hand, and is refused rather than skipped.
@@ -186,4 +197,5 @@ def iter_cells(run_dir: str | Path, study: str | None = None) -> Iterator[RunCel
             raise MalformedRawFile(
                 folder / "cell.json", f"a cell of study {record['study']!r} under {study}/"
             )
-        yield RunCell(folder, record)
+        if include_aa or AA_PARAM not in record["params"]:
+            yield RunCell(folder, record)

@@ -273,3 +273,34 @@ class Implementations:
             if not isinstance(entry.get("options", {}), dict):
                 raise MatrixError(f"{key}.{name}.options: expected a mapping")
         return value
+
+
+@dataclass(frozen=True)
+class AaPair:
+    """`aa_pair`: the one configuration a study runs twice in every round (A/A cells, its
+    noise floor), as {coordinate: value}; every coordinate of `coordinates` is checked by
+    its own knob (kind and default). Empty or missing: no A/A cells."""
+
+    coordinates: dict[str, Knob]
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
+        if value in (None, {}):
+            return {}
+        if not isinstance(value, dict):
+            raise MatrixError(
+                f"{key}: expected a mapping of {list(self.coordinates)} to values, got {value!r}"
+            )
+        unknown = sorted(set(value) - set(self.coordinates))
+        if unknown:
+            raise MatrixError(f"{key}: unknown key(s) {unknown}; known: {list(self.coordinates)}")
+        checked = {}
+        for name, coordinate in self.coordinates.items():
+            given = value.get(name, MISSING)
+            given = default_of(coordinate, context) if given is MISSING else given
+            checked[name] = coordinate.kind.check(f"{key}.{name}", given, context)
+        return checked
+
+
+def aa_pair_knob(**coordinates: Knob) -> Any:
+    """A study's `aa_pair` key, naming its configuration by these coordinates."""
+    return knob(AaPair(coordinates), "configuration run twice per round (A/A); empty: none", {})

@@ -24,6 +24,7 @@ from perflab.contract.knobs import (
     NamedImpl,
     knob,
 )
+from perflab.contract.rounds import round_order, round_seed
 from perflab.contract.runid import RUN_PROFILES
 from perflab.contract.study import Expander, UnknownStudy, get_study
 
@@ -131,11 +132,6 @@ def connections_suffix(connections: int) -> str:
     return "" if connections == 1 else f"-k{connections}"
 
 
-def interleave_repeats(cells: list[CellSpec]) -> list[CellSpec]:
-    """Repeat 1 of every cell, then repeat 2, ...: slow drift of the host spreads over all."""
-    return sorted(cells, key=lambda cell: cell.repeat)
-
-
 def expander(study: str) -> Expander:
     """perflab.studies.<study>.STUDY.expand: adding a study adds a package, not a line here.
 
@@ -155,6 +151,7 @@ def expand(
     profile: str,
     known_impls: set[str],
 ) -> list[CellSpec]:
-    """Every cell of one study for one profile, validated, in run order."""
+    """Every cell of one study for one profile, validated, in run order: round by round,
+    shuffled within a round from a seed of the run id (perflab.contract.rounds)."""
     merged = merged_study_config(study, config, profiles, profile)
-    return interleave_repeats(expander(study)(run_id, merged, known_impls))
+    return round_order(expander(study)(run_id, merged, known_impls), round_seed(run_id, study))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.cell import cell_dirs
+from perflab.contract.rounds import ROUND_RULE, round_seed
 from perflab.host.impls import HostPaths
 
 # Python packages whose versions matter to the results, read from the host venv.
@@ -186,6 +187,7 @@ def build_manifest(
         for path in sorted((run_dir / "hosts").glob("*.json"))
     }
     calibration_path = run_dir / "calibration.json"
+    studies = sorted(p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "hosts")
     return {
         "run_id": run_dir.name,
         "profile": profile,
@@ -199,5 +201,10 @@ def build_manifest(
         "calibration": json.loads(calibration_path.read_text())
         if calibration_path.is_file()
         else None,
-        "studies": sorted(p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "hosts"),
+        "studies": studies,
+        # The order the cells ran in, recomputable: perflab.contract.rounds.round_order.
+        "rounds": {
+            "rule": ROUND_RULE,
+            "seeds": {study: round_seed(run_dir.name, study) for study in studies},
+        },
     }

@@ -10,13 +10,17 @@ from urllib.parse import urlsplit
 
 from perflab.contract.cell import CellSpec, ServerSpec
 from perflab.contract.knobs import (
+    Choice,
     Choices,
     Context,
     Int,
     Ints,
+    KeysOf,
+    Knob,
     MatrixError,
     Number,
     Text,
+    aa_pair_knob,
     knob,
     validate,
 )
@@ -27,6 +31,7 @@ from perflab.contract.matrix import (
     connections_knob,
     connections_suffix,
 )
+from perflab.contract.rounds import aa_cells
 
 PREFIX = "perflab_matrix_aws_io"
 PROTO = "objects.proto"
@@ -141,6 +146,14 @@ class Matrix(ServerTable):
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
     )
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        implementation=Knob(Choice(KeysOf("implementations")), "the server"),
+        scenario=Knob(Choice(CALLS), "list_unary, list_stream or list_save"),
+        shape=Knob(Choice(SHAPES), "seed_n200 or steady"),
+        concurrency=Knob(Int(), "ghz -c"),
+        connections=Knob(Int(), "ghz --connections", 1),
+        latency_profile=Knob(Choice(LATENCY_PROFILES), "delays on S3 and MongoDB", "none"),
+    )
     # Last: a profile's overrides are checked with every other key.
     latency_overrides: dict[str, Matrix] = knob(
         LatencyOverrides(), "per latency profile, the sizes its own cells take", {}
@@ -237,7 +250,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     matrix = validate(Matrix, PREFIX, config, known_impls)
     proxies = {latency: latency_proxies(matrix, latency) for latency in matrix.latency_profiles}
     regimes = {latency: matrix.latency_overrides.get(latency, matrix) for latency in proxies}
-    return [
+    return aa_pair_cells(run_id, matrix) + [
         cell(run_id, regimes[latency], Coordinates(name, latency, *sizes), proxies[latency])
         for name in matrix.run_implementations
         for latency in matrix.latency_profiles
@@ -249,3 +262,23 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
             range(1, regimes[latency].repeats + 1),
         )
     ]
+
+
+def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """The A/A cells of `aa_pair`, sized as its latency profile's cells are."""
+    aa = matrix.aa_pair
+    if not aa:
+        return []
+    latency = aa["latency_profile"]
+    regime = matrix.latency_overrides.get(latency, matrix)
+    proxies = latency_proxies(matrix, latency)
+    sizes = (aa["scenario"], aa["shape"], aa["concurrency"], aa["connections"])
+    return aa_cells(
+        lambda repeat: cell(
+            run_id,
+            regime,
+            Coordinates(aa["implementation"], latency, *sizes, repeat),
+            proxies,
+        ),
+        regime.repeats,
+    )

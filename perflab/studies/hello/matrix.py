@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
+    Choice,
     Choices,
     Int,
     Ints,
+    KeysOf,
+    Knob,
     Number,
+    aa_pair_knob,
     knob,
     validate,
 )
@@ -21,6 +24,7 @@ from perflab.contract.matrix import (
     connections_knob,
     connections_suffix,
 )
+from perflab.contract.rounds import aa_cells
 
 SCENARIOS = ("seed_n200", "steady")
 PREFIX = "perflab_matrix_hello"
@@ -41,6 +45,12 @@ class Matrix(ServerTable):
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
     repeats: int = knob(Int(), "cells per configuration")
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        implementation=Knob(Choice(KeysOf("implementations")), "the server"),
+        scenario=Knob(Choice(SCENARIOS), "seed_n200 or steady"),
+        concurrency=Knob(Int(), "ghz -c"),
+        connections=Knob(Int(), "ghz --connections", 1),
+    )
 
 
 def ghz_load(
@@ -59,31 +69,39 @@ def ghz_load(
     return spec, params
 
 
+def cell(run_id: str, matrix: Matrix, name: str, at: tuple[str, int, int], repeat: int) -> CellSpec:
+    """One server's cell at (scenario, concurrency, connections) in one round."""
+    scenario, concurrency, conns = at
+    entry = matrix.implementations[name]
+    load_spec, params = ghz_load(matrix, scenario, concurrency, conns)
+    return CellSpec(
+        run_id=run_id,
+        study="hello",
+        cell_id=f"{name}-{scenario}-c{concurrency}{connections_suffix(conns)}-r{repeat}",
+        scenario=scenario,
+        implementation=name,
+        client="ghz",
+        params=params,
+        repeat=repeat,
+        server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
+        load=load_spec,
+    )
+
+
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
-    cells = []
-    for name in matrix.run_implementations:
-        entry = matrix.implementations[name]
-        for scenario in matrix.scenarios:
-            for concurrency in matrix.concurrency:
-                for conns in matrix.connections:
-                    load_spec, params = ghz_load(matrix, scenario, concurrency, conns)
-                    for repeat in range(1, matrix.repeats + 1):
-                        cells.append(
-                            CellSpec(
-                                run_id=run_id,
-                                study="hello",
-                                cell_id=f"{name}-{scenario}-c{concurrency}"
-                                f"{connections_suffix(conns)}-r{repeat}",
-                                scenario=scenario,
-                                implementation=name,
-                                client="ghz",
-                                params=dict(params),
-                                repeat=repeat,
-                                server=ServerSpec(
-                                    impl=entry["impl"], options=dict(entry.get("options", {}))
-                                ),
-                                load=copy.deepcopy(load_spec),
-                            )
-                        )
+    cells = [
+        cell(run_id, matrix, name, (scenario, concurrency, conns), repeat)
+        for name in matrix.run_implementations
+        for scenario in matrix.scenarios
+        for concurrency in matrix.concurrency
+        for conns in matrix.connections
+        for repeat in range(1, matrix.repeats + 1)
+    ]
+    aa = matrix.aa_pair
+    if aa:
+        at = (aa["scenario"], aa["concurrency"], aa["connections"])
+        cells += aa_cells(
+            lambda repeat: cell(run_id, matrix, aa["implementation"], at, repeat), matrix.repeats
+        )
     return cells

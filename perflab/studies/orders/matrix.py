@@ -16,18 +16,22 @@ from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
+    Choice,
     Choices,
     Int,
     Ints,
+    Knob,
     MatrixError,
     Number,
     SameAs,
     Text,
+    aa_pair_knob,
     knob,
     validate,
 )
 from perflab.contract.latency import LATENCY_PROFILES
 from perflab.contract.matrix import ServerAndClient
+from perflab.contract.rounds import aa_cells
 
 PREFIX = "perflab_matrix_orders"
 MODES = ("unary", "bidi", "bidi_pipelined")
@@ -54,6 +58,13 @@ class Matrix(ServerAndClient):
     # A delay makes each order slow: cells with a delayed profile take their own, smaller sizes.
     delayed_clients: list[int] = knob(Ints(), "clients of a delayed profile", SameAs("clients"))
     delayed_orders: list[int] = knob(Ints(), "orders of a delayed profile", SameAs("orders"))
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        mode=Knob(Choice(MODES), "unary, bidi or bidi_pipelined"),
+        security=Knob(Choice(SECURITY), "plaintext or tls"),
+        clients=Knob(Int(), "clients started together"),
+        orders=Knob(Int(), "orders in total, at least one per client"),
+        latency_profile=Knob(Choice(LATENCY_PROFILES), "the delay", "none"),
+    )
 
 
 def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
@@ -129,7 +140,7 @@ def cell(
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
     sizes = size_pairs(matrix)
-    return [
+    cells = [
         cell(run_id, matrix, profile, mode, sec, n_clients, n_orders, repeat)
         for profile in matrix.latency_profiles
         for mode in matrix.modes
@@ -137,3 +148,26 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for n_clients, n_orders in sizes[bool(LATENCY_PROFILES[profile])]
         for repeat in range(1, matrix.repeats + 1)
     ]
+    return cells + aa_pair_cells(run_id, matrix)
+
+
+def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """The A/A cells of `aa_pair`: a size the client can run (orders >= clients)."""
+    aa = matrix.aa_pair
+    if not aa:
+        return []
+    if aa["orders"] < aa["clients"]:
+        raise MatrixError(f"{PREFIX}.aa_pair.orders: {aa['orders']} is below its clients")
+    return aa_cells(
+        lambda repeat: cell(
+            run_id,
+            matrix,
+            aa["latency_profile"],
+            aa["mode"],
+            aa["security"],
+            aa["clients"],
+            aa["orders"],
+            repeat,
+        ),
+        matrix.repeats,
+    )

@@ -18,17 +18,21 @@ from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
+    Choice,
     Choices,
     Context,
     Implementations,
     Int,
     KeysOf,
+    Knob,
     MatrixError,
     NamedImpl,
     Number,
+    aa_pair_knob,
     knob,
     validate,
 )
+from perflab.contract.rounds import aa_cells
 
 PREFIX = "perflab_matrix_pyclients"
 # Numbers per call; 0 is the unary request-reply. Mirrors the clients' harness.
@@ -102,6 +106,12 @@ class Matrix:
     seed_repeats: int = knob(Int(), "timeit repeats, the best counts (the seed's 5)")
     repeats: int = knob(Int(), "cells per configuration")
     timeout_s: float = knob(Number(), "a client that takes longer fails its cell", 600)
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        client=Knob(Choice(KeysOf("clients")), "the client"),
+        loop=Knob(Choice(LOOPS), "its event loop"),
+        scenario=Knob(Choice(SCENARIOS), "a scenario its method runs"),
+        method=Knob(Choice(METHODS), "seed or steady"),
+    )
 
 
 def client_options(matrix: Matrix, scenario: str, method: str, loop: str) -> dict[str, Any]:
@@ -158,4 +168,24 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         raise MatrixError(
             f"{PREFIX}: no cell to run (run_loops {matrix.run_loops} matches no client's loops)"
         )
-    return cells
+    return cells + aa_pair_cells(run_id, matrix)
+
+
+def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """The A/A cells: a configuration the matrix's counts cover (its method runs its scenario)."""
+    aa = matrix.aa_pair
+    if not aa:
+        return []
+    if aa["scenario"] not in matrix.methods.get(aa["method"], []):
+        raise MatrixError(
+            f"{PREFIX}.aa_pair: method {aa['method']} does not run {aa['scenario']} "
+            f"(methods: {matrix.methods})"
+        )
+    if aa["loop"] not in matrix.clients[aa["client"]]["loops"]:
+        raise MatrixError(f"{PREFIX}.aa_pair: {aa['client']} does not run on {aa['loop']}")
+    return aa_cells(
+        lambda repeat: cell(
+            run_id, matrix, aa["client"], aa["loop"], aa["scenario"], aa["method"], repeat
+        ),
+        matrix.repeats,
+    )

@@ -29,13 +29,16 @@ from perflab.contract.knobs import (
     Int,
     Ints,
     KeysOf,
+    Knob,
     MatrixError,
     Number,
     SameAs,
+    aa_pair_knob,
     knob,
     validate,
 )
 from perflab.contract.matrix import run_implementations_knob
+from perflab.contract.rounds import aa_cells
 
 STUDY = "throughput"
 PREFIX = "perflab_matrix_throughput"
@@ -135,6 +138,12 @@ class Matrix:
     repeats: int = knob(Int(), "cells per configuration")
     floor: dict[str, Any] = knob(Floor(), "iperf3 / openssl floor cells; empty: none", {})
     floor_repeats: int = knob(Int(), "cells per floor", SameAs("repeats"))
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        server=Knob(Choice(KeysOf("implementations")), "the server"),
+        client=Knob(Choice(KeysOf("implementations")), "the client"),
+        security=Knob(Choice(SECURITIES), "none, tls or mtls"),
+        size=Knob(Int(), "payload bytes"),
+    )
 
 
 def checked(config: dict[str, Any], known_impls: set[str]) -> Matrix:
@@ -240,4 +249,15 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for repeat in range(1, matrix.floor_repeats + 1)
         for name in matrix.floor
     ]
-    return every_pair + own_pair_once + floor
+    aa = matrix.aa_pair
+    twins = (
+        aa_cells(
+            lambda repeat: grpc_cell(
+                run_id, matrix, aa["server"], aa["client"], aa["security"], aa["size"], repeat
+            ),
+            matrix.repeats,
+        )
+        if aa
+        else []
+    )
+    return every_pair + own_pair_once + floor + twins

@@ -14,17 +14,21 @@ from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
+    Choice,
     Choices,
     Context,
     Flag,
     Int,
     KeysOf,
+    Knob,
     MatrixError,
     Number,
+    aa_pair_knob,
     knob,
     validate,
 )
 from perflab.contract.matrix import ServerAndClient
+from perflab.contract.rounds import aa_cells
 
 PREFIX = "perflab_matrix_watch"
 STUDY = "watch"
@@ -73,6 +77,11 @@ class Matrix(ServerAndClient):
     timeout_s: float = knob(Number(), "a watch slower than this fails its cell", 600)
     refuse_without_memory: bool = knob(
         Flag(), "refuse a cell the host has not the memory for (memory_needed)", True
+    )
+    aa_pair: dict[str, Any] = aa_pair_knob(
+        strategy=Knob(Choice(STRATEGIES), "the server's cache strategy"),
+        message=Knob(Choice(MESSAGES), "mono or separated"),
+        folder=Knob(Choice(KeysOf("folders")), "the folder"),
     )
 
 
@@ -141,10 +150,19 @@ def cell(
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
-    return [
+    cells = [
         cell(run_id, matrix, folder_name, message, strategy, repeat)
         for folder_name in matrix.run_folders
         for message in matrix.messages
         for strategy in matrix.strategies
         for repeat in range(1, matrix.repeats + 1)
     ]
+    aa = matrix.aa_pair
+    if aa:
+        cells += aa_cells(
+            lambda repeat: cell(
+                run_id, matrix, aa["folder"], aa["message"], aa["strategy"], repeat
+            ),
+            matrix.repeats,
+        )
+    return cells

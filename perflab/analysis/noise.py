@@ -1,0 +1,139 @@
+"""The run's own noise floor, from its A/A cells, and the decision margin it sets.
+
+Each study may run one configuration twice in every round (perflab.contract.rounds: params
+`aa` "a" and "b"). On a quiet host the two would measure the same; how far their ratio
+strays is noise that a claim's ratio carries too. Defined precisely:
+
+- a kind of client is a study's A/A configuration (its load: ghz on hello, the Python
+  clients on pyclients, ...);
+- for each round r where both copies ran and each metric m a ratio claim of that study is
+  judged on, d(r, m) = |log(a / b)|;
+- the kind's floor is exp(max over r and m of d) - 1: the widest A/A drift seen between two
+  cells of one configuration in one round (with n rounds, a next round exceeds it with
+  probability about 1 / (n + 1));
+- the run's floor is the largest kind's floor, and the decision margin max(10%, floor)
+  (perflab.analysis.verdicts.judging_from_noise_floor): one margin for every claim, set by
+  the noisiest measurement the claims rest on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from perflab.analysis.claims import Claim
+from perflab.analysis.verdicts import Judging, judging_from_noise_floor
+from perflab.contract.cell import AA_PARAM
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Columns that say which cell a row is, not which configuration.
+NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "status", AA_PARAM}
+
+
+@dataclass(frozen=True)
+class KindFloor:
+    """One kind of client's A/A drift: the widest |a / b - 1| on the log scale."""
+
+    study: str
+    client: str
+    configuration: str
+    metrics: tuple[str, ...]
+    rounds: int
+    floor: float
+    # Where the widest drift was: metric and round.
+    widest_metric: str
+    widest_round: int
+
+    def kind(self) -> str:
+        return f"{self.client} on {self.study}"
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """Every kind's floor; the run's floor is the largest."""
+
+    kinds: tuple[KindFloor, ...]
+
+    @property
+    def widest(self) -> KindFloor | None:
+        return max(self.kinds, key=lambda kind: kind.floor, default=None)
+
+    def judging(self) -> Judging:
+        widest = self.widest
+        if widest is None:
+            return Judging()
+        among = f"; the widest of {len(self.kinds)} kinds of client" if len(self.kinds) > 1 else ""
+        where = (
+            f"its A/A cells ({widest.kind()}, {widest.widest_metric}, round "
+            f"{widest.widest_round}{among})"
+        )
+        return judging_from_noise_floor(widest.floor, where)
+
+
+def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor | None:
+    """One study's A/A floor over the metrics its ratio claims use; None without a round
+    where both copies measured one of them."""
+    rows = rows[rows["metric"].isin(metrics) & (rows["status"] != "failed")]
+    if rows.empty:
+        return None
+    values = rows.pivot_table(
+        index=["repeat", "metric"], columns=AA_PARAM, values="value", aggfunc="first"
+    )
+    if not {"a", "b"} <= set(values.columns):
+        return None
+    both = values.dropna(subset=["a", "b"])
+    both = both[(both["a"] > 0) & (both["b"] > 0)]
+    if both.empty:
+        return None
+    drift = (both["a"].astype(float) / both["b"].astype(float)).map(lambda r: abs(math.log(r)))
+    round_, metric = drift.idxmax()
+    return KindFloor(
+        study=study,
+        client=str(rows["client"].iloc[0]),
+        configuration=configuration(rows),
+        metrics=tuple(sorted(set(both.index.get_level_values("metric")))),
+        rounds=len(set(both.index.get_level_values("repeat"))),
+        floor=math.expm1(float(drift.max())),
+        widest_metric=str(metric),
+        widest_round=int(round_),
+    )
+
+
+def configuration(rows: pd.DataFrame) -> str:
+    """The A/A configuration as its values: 'grpcio_sync_w10, steady, concurrency=10, ...'."""
+    first = rows.iloc[0]
+    named = [str(first[c]) for c in ("implementation", "scenario") if str(first[c])]
+    params = [
+        f"{c}={first[c]}"
+        for c in rows.columns
+        if c not in NOT_CONFIGURATION
+        and c not in ("study", "implementation", "scenario", "client")
+        and rows[c].notna().any()
+    ]
+    return ", ".join(dict.fromkeys(named + params))
+
+
+def noise_floor(run_dir: str | Path, claims: list[Claim]) -> NoiseFloor:
+    """The run's A/A floor per kind of client, over the metrics each study's ratio claims
+    are judged on (a study with no ratio claim measured on its A/A cells gives none)."""
+    from perflab.analysis.frames import read_run
+
+    frame = read_run(run_dir, include_aa=True)
+    if AA_PARAM not in frame.columns:
+        return NoiseFloor(())
+    twins = frame[frame[AA_PARAM].notna()]
+    metrics: dict[str, set[str]] = {}
+    for claim in claims:
+        if claim.kind != "error_rate":
+            metrics.setdefault(claim.study, set()).add(claim.metric)
+    kinds = []
+    for study, rows in twins.groupby("study", sort=True):
+        rows = rows.dropna(axis="columns", how="all")
+        found = kind_floor(str(study), rows, metrics.get(str(study), set()))
+        if found is not None:
+            kinds.append(found)
+    return NoiseFloor(tuple(kinds))

@@ -1,0 +1,74 @@
+"""The unit of replication: a round of the run, and the A/A cells that measure its noise.
+
+A repeat is a round: every cell of repeat 1 runs, then every cell of repeat 2, ..., so slow
+drift of the host falls on every configuration alike, and two groups measured in one round
+can be compared within it (perflab.analysis.verdicts pairs them). Within a round the cells
+run in a shuffled order, so no configuration always runs first, last or after the same
+neighbour. The shuffle's seed comes from the run id and the study: a resume with the same
+run id runs the cells left in the order the first attempt would have, and the manifest
+records the seed and ROUND_RULE, so anyone can recompute the order.
+
+A cell's `phase` orders it inside its round before the shuffle: a cell that another cell of
+the same round needs first (e.g. a probe that sets a step's offered rate) takes a lower
+phase. Every cell of today's studies is phase 0: none needs another of its round first.
+
+A/A cells: one configuration of a study run twice in every round, identical but for the
+param `aa` ("a", "b") and their ids. Their ratio would be 1 on a perfectly quiet host; how
+far it strays is the run's own noise floor (perflab.analysis.noise).
+
+Standard library only: the benchmark host expands matrices.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from collections import defaultdict
+from collections.abc import Callable
+
+from perflab.contract.cell import AA_PARAM, CellSpec
+
+AA_COPIES = ("a", "b")
+ROUND_RULE = (
+    "round by round (every cell of repeat 1, then of repeat 2, ...); inside a round by phase; "
+    "inside a phase the cells sorted by cell id, then shuffled by Python's "
+    "random.Random(f'{seed}:{repeat}:{phase}').shuffle, seed = the study's entry in "
+    "`round_seeds` (sha256 of '<run_id>/<study>', first 16 hex digits)"
+)
+
+
+def round_seed(run_id: str, study: str) -> str:
+    """The seed of a study's shuffles in a run: the same run id gives the same order."""
+    return hashlib.sha256(f"{run_id}/{study}".encode()).hexdigest()[:16]
+
+
+def round_order(cells: list[CellSpec], seed: str) -> list[CellSpec]:
+    """The cells in run order (ROUND_RULE). Sorting by id before the shuffle makes the order
+    depend on the cells and the seed only, not on the order a study's expand() made them."""
+    groups: dict[tuple[int, int], list[CellSpec]] = defaultdict(list)
+    for cell in cells:
+        groups[(cell.repeat, cell.phase)].append(cell)
+    ordered: list[CellSpec] = []
+    for repeat, phase in sorted(groups):
+        group = sorted(groups[(repeat, phase)], key=lambda cell: cell.cell_id)
+        random.Random(f"{seed}:{repeat}:{phase}").shuffle(group)
+        ordered += group
+    return ordered
+
+
+def aa_copies(cell: CellSpec) -> list[CellSpec]:
+    """The A/A pair of one cell: two copies differing only by the `aa` param and their ids."""
+    copies = []
+    for label in AA_COPIES:
+        twin = copy.deepcopy(cell)
+        twin.cell_id = f"aa-{label}-{cell.cell_id}"
+        twin.params = {**cell.params, AA_PARAM: label}
+        copies.append(twin)
+    return copies
+
+
+def aa_cells(cell_of_round: Callable[[int], CellSpec], rounds: int) -> list[CellSpec]:
+    """The A/A pair of one configuration in every round; `cell_of_round(repeat)` builds the
+    configuration's cell of that round as the study's matrix builds any other."""
+    return [twin for repeat in range(1, rounds + 1) for twin in aa_copies(cell_of_round(repeat))]

@@ -1,0 +1,250 @@
+"""A repeat is a round: cells run round by round in a seeded shuffle, and every study can run
+one configuration twice per round (A/A cells) whose drift sets the run's decision margin."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from perflab.analysis.frames import read_run
+from perflab.analysis.noise import NoiseFloor, kind_floor, noise_floor
+from perflab.analysis.replication import index_html, replicate
+from perflab.analysis.verdicts import MIN_MARGIN
+from perflab.contract.cell import AA_PARAM, iter_cells
+from perflab.contract.matrix import MatrixError, expand
+from perflab.contract.rounds import aa_copies, round_order, round_seed
+from perflab.host.impls import discover
+from perflab.host.manifest import build_manifest
+from tests.conftest import REPO, study_vars
+
+STUDIES = ("hello", "pyclients", "throughput", "watch", "orders", "aws_io")
+KNOWN = set(discover(REPO / "servers"))
+FIXTURE = REPO / "tests" / "data" / "runs" / "hello_fixture"
+
+
+def study_cells(study: str, profile: str, run_id: str = "run1", **changes):
+    matrix, profiles = study_vars(study)
+    matrix.update(changes)
+    return expand(run_id, study, matrix, profiles, profile, KNOWN)
+
+
+# --- the order of a run --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_cells_run_round_by_round(study):
+    repeats = [cell.repeat for cell in study_cells(study, "quick")]
+    assert repeats == sorted(repeats)
+
+
+def test_the_order_within_a_round_is_a_shuffle_the_run_id_reproduces():
+    first, again = study_cells("hello", "quick", "run-a"), study_cells("hello", "quick", "run-a")
+    other = study_cells("hello", "quick", "run-b")
+    ids = [cell.cell_id for cell in first]
+    assert ids == [cell.cell_id for cell in again]  # a resume runs what is left in one order
+    assert ids != [cell.cell_id for cell in other]
+    round_one = [cell.cell_id for cell in first if cell.repeat == 1]
+    assert round_one != sorted(round_one)  # shuffled, not the expand order or the id order
+    assert sorted(round_one) == sorted(c.cell_id for c in other if c.repeat == 1)
+
+
+def test_the_order_depends_on_the_cells_and_seed_not_on_how_they_were_listed():
+    cells = study_cells("orders", "quick")
+    assert round_order(list(reversed(cells)), "s") == round_order(cells, "s")
+
+
+def test_a_lower_phase_runs_first_within_its_round():
+    cells = study_cells("hello", "smoke")
+    probe = replace(cells[-1], cell_id="probe", phase=-1)
+    ordered = round_order([*cells, probe], "seed")
+    assert ordered[0].cell_id == "probe"
+    late = replace(cells[0], cell_id="late-round-2", repeat=2, phase=-5)
+    assert round_order([*cells, late], "seed")[-1].cell_id == "late-round-2"
+
+
+def test_the_manifest_records_the_rule_and_each_studys_seed(tmp_path):
+    run = tmp_path / "my-run"
+    (run / "hello").mkdir(parents=True)
+    rounds = build_manifest(run, "quick", "localhost", {"start": "", "end": "", "git_sha": ""})[
+        "rounds"
+    ]
+    assert rounds["seeds"] == {"hello": round_seed("my-run", "hello")}
+    assert "shuffle" in rounds["rule"] and "phase" in rounds["rule"]
+
+
+# --- A/A cells ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_smoke_runs_an_aa_pair_in_its_round(study):
+    twins = [cell for cell in study_cells(study, "smoke") if AA_PARAM in cell.params]
+    assert sorted(cell.params[AA_PARAM] for cell in twins) == ["a", "b"]
+    a, b = sorted(twins, key=lambda cell: cell.params[AA_PARAM])
+    # Identical but for the marker and the id.
+    assert replace(a, cell_id="", params={}) == replace(b, cell_id="", params={})
+    assert {k: v for k, v in a.params.items() if k != AA_PARAM} == {
+        k: v for k, v in b.params.items() if k != AA_PARAM
+    }
+
+
+@pytest.mark.parametrize("study", ["hello", "pyclients", "throughput", "watch", "orders"])
+def test_quick_runs_the_aa_pair_in_every_round(study):
+    cells = study_cells(study, "quick")
+    rounds = {cell.repeat for cell in cells}
+    twins = [cell for cell in cells if AA_PARAM in cell.params]
+    assert len(twins) == 2 * len(rounds)
+    assert {cell.repeat for cell in twins} == rounds
+
+
+def test_aa_copies_are_the_cell_twice_with_ids_of_their_own():
+    cell = study_cells("hello", "smoke")[0]
+    a, b = aa_copies(cell)
+    assert (a.cell_id, b.cell_id) == (f"aa-a-{cell.cell_id}", f"aa-b-{cell.cell_id}")
+    assert AA_PARAM not in cell.params  # the original is untouched
+
+
+@pytest.mark.parametrize(
+    ("study", "pair", "key"),
+    [
+        ("hello", {"implementation": "nope", "scenario": "steady", "concurrency": 10}, "aa_pair"),
+        ("hello", {"implementation": "cpp", "scenario": "steady"}, "aa_pair.concurrency"),
+        ("hello", {"implementation": "cpp", "scenario": "x", "concurrency": 1}, "aa_pair"),
+        ("hello", {"colour": "blue"}, "aa_pair: unknown key"),
+        ("hello", ["cpp"], "aa_pair: expected a mapping"),
+        (
+            "pyclients",
+            {
+                "client": "grpc_aio",
+                "loop": "asyncio",
+                "scenario": "stream_100000",
+                "method": "seed",
+            },
+            "aa_pair: method seed does not run stream_100000",
+        ),
+        (
+            "pyclients",
+            {"client": "grpcio_sync", "loop": "asyncio", "scenario": "stream_10", "method": "seed"},
+            "aa_pair: grpcio_sync does not run on asyncio",
+        ),
+        (
+            "orders",
+            {"mode": "unary", "security": "plaintext", "clients": 10, "orders": 5},
+            "aa_pair.orders",
+        ),
+        ("watch", {"strategy": "frame_cache", "message": "mono", "folder": "huge"}, "aa_pair"),
+        (
+            "throughput",
+            {"server": "go", "client": "go", "security": "none", "size": 0},
+            "aa_pair.size",
+        ),
+    ],
+)
+def test_a_bad_aa_pair_is_refused_naming_its_key(study, pair, key):
+    with pytest.raises(MatrixError, match=f"perflab_matrix_{study}.{key}"):
+        study_cells(study, "quick", aa_pair=pair)
+
+
+def test_an_empty_aa_pair_runs_no_aa_cell():
+    assert not [c for c in study_cells("hello", "quick", aa_pair={}) if AA_PARAM in c.params]
+
+
+# --- analyses leave A/A cells out; the floor reads them ----------------------------------
+
+
+def run_with_aa_pair(tmp_path, a: str = "cpp-steady-c10-r1", b: str = "go-steady-c10-r1"):
+    """The hello fixture plus an A/A pair made of two of its cells (their drift is known)."""
+    run = tmp_path / "aa-run"
+    shutil.copytree(FIXTURE, run)
+    for label, source in (("a", a), ("b", b)):
+        folder = run / "hello" / f"aa-{label}-{source}"
+        shutil.copytree(run / "hello" / source, folder)
+        record = json.loads((folder / "cell.json").read_text())
+        record["cell_id"] = folder.name
+        record["params"] = {**record["params"], AA_PARAM: label}
+        (folder / "cell.json").write_text(json.dumps(record))
+    return run
+
+
+def test_tables_and_claims_never_see_aa_cells_unless_asked(tmp_path):
+    run = run_with_aa_pair(tmp_path)
+    assert not [cell for _, cell in iter_cells(run) if AA_PARAM in cell["params"]]
+    assert AA_PARAM not in read_run(run).columns
+    with_twins = read_run(run, include_aa=True)
+    assert sorted(with_twins[AA_PARAM].dropna().unique()) == ["a", "b"]
+
+
+def test_the_floor_is_the_widest_aa_drift_and_sets_the_margin(tmp_path):
+    run = run_with_aa_pair(tmp_path)
+    frame = read_run(run)
+    rps = frame[frame["metric"] == "rps"].set_index("implementation")["value"]
+    drift = math.expm1(abs(math.log(rps["cpp"] / rps["go"])))
+    replication = replicate(run, REPO / "data" / "reference", study="hello")
+    (kind,) = replication.noise.kinds
+    assert kind.study == "hello" and kind.rounds == 1 and "rps" in kind.metrics
+    assert kind.floor >= drift - 1e-12  # rps is one of the metrics the claims use
+    assert replication.judging.margin == pytest.approx(max(MIN_MARGIN, kind.floor))
+    page = index_html(replication, {})
+    assert "Noise floor" in page and "ghz on hello" in page and "sets the margin" in page
+
+
+def test_a_run_without_aa_cells_keeps_the_floor_margin_and_shows_no_floor(tmp_path):
+    assert noise_floor(FIXTURE, []).kinds == ()
+    assert NoiseFloor(()).judging().margin == MIN_MARGIN
+
+
+def aa_rows(pairs: list[tuple[int, str, float, float]]) -> pd.DataFrame:
+    """(round, metric, a, b) -> A/A rows of one study."""
+    rows = []
+    for repeat, metric, a, b in pairs:
+        for label, value in (("a", a), ("b", b)):
+            rows.append(
+                {
+                    "study": "hello",
+                    "implementation": "x",
+                    "scenario": "steady",
+                    "client": "ghz",
+                    "concurrency": 10,
+                    "repeat": repeat,
+                    "metric": metric,
+                    "value": value,
+                    "status": "ok",
+                    "cell_id": f"aa-{label}-r{repeat}",
+                    AA_PARAM: label,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_kind_floor_takes_the_widest_round_and_claim_metric_only():
+    rows = aa_rows(
+        [
+            (1, "rps", 100.0, 105.0),
+            (2, "rps", 100.0, 80.0),  # the widest: |log(100/80)| = log 1.25
+            (3, "rps", 100.0, 110.0),
+            (2, "p99", 1.0, 9.0),  # no claim is judged on p99: not part of the floor
+        ]
+    )
+    floor = kind_floor("hello", rows, {"rps"})
+    assert floor is not None
+    assert floor.floor == pytest.approx(0.25)
+    assert (floor.widest_metric, floor.widest_round, floor.rounds) == ("rps", 2, 3)
+    assert "concurrency=10" in floor.configuration
+    judging = NoiseFloor((floor,)).judging()
+    assert judging.margin == pytest.approx(0.25) and "round 2" in judging.source
+
+
+def test_a_quiet_aa_pair_leaves_the_margin_at_its_floor():
+    rows = aa_rows([(1, "rps", 100.0, 101.0), (2, "rps", 100.0, 99.0)])
+    floor = kind_floor("hello", rows, {"rps"})
+    assert floor is not None and floor.floor < MIN_MARGIN
+    assert NoiseFloor((floor,)).judging().margin == MIN_MARGIN
+
+
+def test_a_round_missing_one_copy_gives_no_floor():
+    rows = aa_rows([(1, "rps", 100.0, 80.0)])
+    assert kind_floor("hello", rows[rows[AA_PARAM] == "a"], {"rps"}) is None
