@@ -121,5 +121,3 @@ def test_a_step_whose_probe_is_missing_fails_saying_so(host_paths, tmp_path):
     runner.run(step)
     record = cell_json(runner, step)
     assert record["status"] == "failed" and "has not run in this run" in record["error"]
-
-

@@ -47,6 +47,9 @@ class CapacityMatrix:
     step_duration_s: float
     min_calls: int
     repeats: int
+    slo_ms: float
+    slo_multiple: float
+    within: float
 
 
 def require_fractions(key: str, values: Any) -> list[float]:
@@ -67,14 +70,18 @@ def read(config: dict[str, Any], known_impls: set[str]) -> CapacityMatrix:
     )
     selected = config.get("run_implementations") or list(impls)
     require_choice(f"{PREFIX}.run_implementations", selected, impls)
-    probe_c = require_positive_ints(f"{PREFIX}.probe_concurrency", [config.get("probe_concurrency")])
+    probe_c = require_positive_ints(
+        f"{PREFIX}.probe_concurrency", [config.get("probe_concurrency")]
+    )
     step_c = require_positive_ints(f"{PREFIX}.step_concurrency", [config.get("step_concurrency")])
     connections = ghz_connections(PREFIX, config, [probe_c[0], step_c[0]])
     if len(connections) != 1:
         raise MatrixError(f"{PREFIX}.connections: one value (the steps share one probe)")
     # The analysis's knobs are checked here too, so a bad SLO is refused before anything runs.
-    require_positive_number(f"{PREFIX}.slo_ms", config.get("slo_ms"))
-    require_positive_number(f"{PREFIX}.slo_unloaded_multiple", config.get("slo_unloaded_multiple"))
+    slo_ms = require_positive_number(f"{PREFIX}.slo_ms", config.get("slo_ms"))
+    multiple = require_positive_number(
+        f"{PREFIX}.slo_unloaded_multiple", config.get("slo_unloaded_multiple")
+    )
     within = require_positive_number(f"{PREFIX}.achieved_within", config.get("achieved_within"))
     if within >= 1:
         raise MatrixError(f"{PREFIX}.achieved_within: {within!r} is not a fraction below 1")
@@ -94,6 +101,9 @@ def read(config: dict[str, Any], known_impls: set[str]) -> CapacityMatrix:
         ),
         min_calls=require_int_at_least(f"{PREFIX}.min_calls", config.get("min_calls")),
         repeats=require_int_at_least(f"{PREFIX}.repeats", config.get("repeats")),
+        slo_ms=slo_ms,
+        slo_multiple=multiple,
+        within=within,
     )
 
 
@@ -137,6 +147,12 @@ def server_cells(run_id: str, m: CapacityMatrix, name: str) -> list[CellSpec]:
         "duration_s": m.probe_duration_s,
     }
     cells = [probe]
+    # The analysis's knobs ride with the steps, so a run is judged by what it was set to.
+    judged = {
+        "slo_ms": m.slo_ms,
+        "slo_unloaded_multiple": m.slo_multiple,
+        "achieved_within": m.within,
+    }
     for repeat in range(1, m.repeats + 1):
         for fraction in m.fractions:
             step = cell(run_id, name, entry, "step", step_id(name, fraction, repeat), repeat)
@@ -153,6 +169,7 @@ def server_cells(run_id: str, m: CapacityMatrix, name: str) -> list[CellSpec]:
                 "connections": m.connections,
                 "fraction": fraction,
                 "duration_s": m.step_duration_s,
+                **judged,
             }
             cells.append(step)
     return cells
