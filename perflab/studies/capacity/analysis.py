@@ -377,3 +377,11 @@ def markdown_bold_to_html(text: str) -> str:
     """The sentences mark server names **bold** for the notebook; HTML gets <b>."""
     parts = text.split("**")
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def knee_reasons(knee_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per server, repeat and SLO: the knee, the SLO it was judged at, what ended it."""
+    if knee_rows.empty:
+        return knee_rows
+    table = knee_rows[["implementation", "repeat", "slo", "slo_ms", "knee_rps", "why"]]
+    return table.round({"slo_ms": 3}).set_index(["implementation", "repeat", "slo"])
