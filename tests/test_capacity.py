@@ -218,6 +218,21 @@ def test_no_server_holding_any_step_says_so():
     assert "No server held even its lowest step" in cap.knee_sentence(table)
 
 
+def test_a_server_bound_before_any_step_held_is_not_placed_nor_called_failed():
+    held = [(0.1, *HELD), (0.5, 1.0, 50.0, "ok")]
+    bound = [(0.1, 1.0, 1.0, "bound"), (0.5, *HELD)]
+    failed = [(0.1, 1.0, 50.0, "ok")]
+    parts = step_rows("a", 1, held), step_rows("b", 1, bound), step_rows("c", 1, failed)
+    table = cap.ranking(cap.knees(cap.steps(frame(*parts))))
+    sentence = cap.knee_sentence(table)
+    assert "; c held no step at it" in sentence
+    assert "; b reached a step the load generator could not hold" in sentence
+    shown = cap.ranking_table(table).set_index("server")["req/s at p99 ≤ 5 ms"]
+    assert shown["b"] == cap.UNJUDGED and shown["c"] == "0" and shown["a"] == "100"
+    alone = cap.ranking(cap.knees(cap.steps(frame(step_rows("b", 1, bound)))))
+    assert cap.knee_sentence(alone) == "No server's knee at p99 ≤ 5 ms could be placed: b (bound)."
+
+
 def test_the_bound_sentence_names_bound_steps_and_says_when_there_are_none():
     some = cap.steps(frame(step_rows("a", 1, [(0.1, *HELD), (1.3, 1.0, 1.0, "bound")])))
     none = cap.steps(frame(step_rows("a", 1, [(0.1, *HELD), (1.3, *HELD)])))

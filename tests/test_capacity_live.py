@@ -6,6 +6,7 @@ marks `bound` a step whose rate ghz could not send."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,9 @@ from perflab.ghz import ghz_argv, ghz_binary
 from perflab.impls import HostPaths
 from perflab.matrix import HELLO_RPC
 from perflab.parsers import read_raw_text
+from perflab.report import render_run
 from perflab.runner import CellRunner
-from tests.conftest import REPO
+from tests.conftest import REPO, overclaimed_intervals
 from tests.fixtures_live import GHZ_VERSION, hello_cell
 
 pytestmark = pytest.mark.live
@@ -121,3 +123,38 @@ def test_a_step_whose_probe_is_missing_fails_saying_so(host_paths, tmp_path):
     runner.run(step)
     record = cell_json(runner, step)
     assert record["status"] == "failed" and "has not run in this run" in record["error"]
+
+
+FIXTURE = REPO / "tests" / "data" / "runs" / "capacity_fixture"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("reports")
+    run = tmp_path_factory.mktemp("data") / FIXTURE.name
+    shutil.copytree(FIXTURE, run)
+    pages = render_run(run, REPO / "data" / "reference", out, REPO / "notebooks")
+    assert {p.name for p in pages} == {"capacity.html", "index.html"}
+    return out
+
+
+def test_the_capacity_page_has_its_plot_ranking_and_steps(rendered):
+    html = (rendered / "capacity.html").read_text()
+    for heading in (
+        "Latency against offered load",
+        "Sustainable req/s at the SLO, and server CPU per call",
+        "Every step",
+        "Why each knee ended",
+        "Errors and failed cells",
+    ):
+        assert heading in html
+    assert "Traceback (most recent call last)" not in html
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html
+    assert not overclaimed_intervals(html)
+    assert (rendered / "figures" / "capacity_latency_vs_offered.png").stat().st_size > 10_000
+
+
+def test_the_index_lists_the_capacity_ranking_after_the_verdicts(rendered):
+    html = (rendered / "index.html").read_text()
+    assert html.index("Capacity: sustainable req/s at the SLO") > html.index("Verdicts")
+    assert "Traceback (most recent call last)" not in html

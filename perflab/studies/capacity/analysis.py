@@ -169,10 +169,16 @@ def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values("order", ascending=False, ignore_index=True).drop(columns="order")
 
 
+# A knee whose search ended on a bound step before any step held: nothing is known.
+UNJUDGED = "– (bound before any step held)"
+
+
 def estimate_text(estimate: stats.Estimate, floor: bool = False, digits: int = 0) -> str:
     """'12,300 [11,900, 12,500]', '≥ ' ahead when it is a floor; one repeat: the value."""
     if estimate.n == 0 or estimate.median != estimate.median:
         return "–"
+    if floor and estimate.median == 0:
+        return UNJUDGED
     text = f"{estimate.median:,.{digits}f}"
     if estimate.low == estimate.low:
         text += f" [{estimate.low:,.{digits}f}, {estimate.high:,.{digits}f}]"
@@ -223,10 +229,19 @@ def knee_sentence(table: pd.DataFrame) -> str:
         return "No step of any server was measured: there is no knee to report."
     held = table[[e.median > 0 for e in table[FIXED]]]
     slo = f"p99 ≤ {table['fixed_slo_ms'].iloc[0]:g} ms"
-    if held.empty:
+    if held.empty and not table["fixed_floor"].any():
         return f"No server held even its lowest step at {slo}: no knee."
+    if held.empty:
+        return (
+            f"No server's knee at {slo} could be placed: "
+            + ", ".join(
+                f"{row.implementation} ({'bound' if row.fixed_floor else 'held no step'})"
+                for row in table.itertuples(index=False)
+            )
+            + "."
+        )
     best, worst = held.iloc[0], held.iloc[-1]
-    sentence = (
+    sentence: str = (
         f"At {slo}, **{best['implementation']}** sustains the most offered load, "
         f"{estimate_text(best[FIXED], best['fixed_floor'])} req/s"
     )
@@ -235,9 +250,16 @@ def knee_sentence(table: pd.DataFrame) -> str:
             f"; **{worst['implementation']}** the least, "
             f"{estimate_text(worst[FIXED], worst['fixed_floor'])} req/s"
         )
-    missing = sorted(set(table["implementation"]) - set(held["implementation"]))
-    if missing:
-        sentence += f"; {', '.join(missing)} held no step at it"
+    rest = table[[e.median == 0 for e in table[FIXED]]]
+    failed = sorted(rest.loc[~rest["fixed_floor"], "implementation"])
+    unjudged = sorted(rest.loc[rest["fixed_floor"], "implementation"])
+    if failed:
+        sentence += f"; {', '.join(failed)} held no step at it"
+    if unjudged:
+        sentence += (
+            f"; {', '.join(unjudged)} reached a step the load generator could not hold "
+            "(bound) before any step held, so this run cannot place them"
+        )
     return sentence + "."
 
 
