@@ -135,7 +135,8 @@ def resolve_rate(study_dir: Path, spec: CellSpec) -> str:
     status = json.loads((folder / "cell.json").read_text())["status"]
     if status == "failed":
         raise CellFailed(f"rate_of: cell {source['cell']!r} failed, so there is no rate to use")
-    measured = {m.metric: m.value for m in parse_ghz(read_raw_text(folder / "ghz.json"))}
+    raw = folder / "ghz.json"
+    measured = {m.metric: m.value for m in parse_ghz(read_raw_text(raw), raw)}
     spec.load.rps = open_loop_rate(measured["rps"], float(source["fraction"]))
     min_calls = int(source.get("min_calls", 0))
     if spec.load.duration_s and min_calls:

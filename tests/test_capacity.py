@@ -3,6 +3,8 @@ constructed steps (each sentence both ways) and on the fixture run (a real smoke
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 from pathlib import Path
 
@@ -282,3 +284,30 @@ def test_the_fixture_gives_a_knee_or_says_why_not_for_every_server(fixture_steps
 def test_the_index_lists_the_ranking_for_a_capacity_run_and_nothing_otherwise():
     assert "Capacity: sustainable req/s" in cap.index_html(str(FIXTURE))
     assert cap.index_html(str(REPO / "tests" / "data" / "runs" / "hello_fixture")) == ""
+
+
+def write_ghz(folder: Path, calls: int) -> None:
+    """A ghz.json.gz whose details list `calls` successful calls of 1..calls microseconds."""
+    folder.mkdir(parents=True)
+    details = [{"latency": 1000 * (i + 1), "status": "OK"} for i in range(calls)]
+    with gzip.open(folder / "ghz.json.gz", "wt") as out:
+        json.dump({"details": details + [{"latency": 1, "status": "Unavailable"}]}, out)
+
+
+def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tmp_path):
+    enough, few = stats.samples_needed(cap.P999), stats.samples_needed(0.99)
+    plan = [(0.1, *HELD), (0.5, *HELD)]
+    rows = cap.steps(frame(step_rows("a", 1, plan)))
+    for cell_id, calls in zip(rows["cell_id"], (few, enough), strict=True):
+        write_ghz(tmp_path / "capacity" / cell_id, calls)
+    shown = cap.with_p999(rows, tmp_path)
+    assert math.isnan(shown["latency_p99.9"].iloc[0])
+    # The failed call is not a latency: p99.9 of 1..enough us is just under enough us.
+    assert shown["latency_p99.9"].iloc[1] == pytest.approx(enough * 0.999 / 1000, rel=1e-3)
+    assert list(shown["p999_samples"]) == [few, enough]
+    assert cap.p999_sentence(shown).startswith("p99.9 is shown for 1 of 2 steps")
+    assert f"as few as {few:,}" in cap.p999_sentence(shown)
+    both = cap.with_p999(rows.iloc[1:], tmp_path)
+    assert cap.p999_sentence(both).startswith("p99.9 is shown for every step")
+    assert "p99_9_ms" in cap.step_table(shown).columns
+    assert cap.p999_sentence(rows.iloc[:0]) == "No step was measured."

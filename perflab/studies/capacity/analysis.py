@@ -9,12 +9,15 @@ needs in their params, recorded when they ran: `fraction` of the probe's closed-
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab import stats
 from perflab.load import load as load_run
+from perflab.parsers import read_raw_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,6 +59,48 @@ def steps(frame: pd.DataFrame) -> pd.DataFrame:
     wide["sent_rps"] = wide["count"] / wide["duration_s"]
     wide["server_cpu_s_per_1000"] = wide["server_cpu_us_per_call"] / 1000
     return wide.sort_values(["implementation", "repeat", "fraction"], ignore_index=True)
+
+
+# ghz reports percentiles up to p99; p99.9 comes from the per-call records it wrote, where
+# they are enough for it (stats.samples_needed(0.999)).
+P999 = 0.999
+
+
+def ok_latencies_ms(cell_dir: Path) -> list[float]:
+    """The latencies (ms) of the successful calls ghz.json lists (perflab keeps an evenly
+    spaced sample of at most perflab.ghz.DETAILS_KEPT of them)."""
+    details = json.loads(read_raw_text(cell_dir / "ghz.json")).get("details") or []
+    return [d["latency"] / 1e6 for d in details if d.get("status") == "OK"]
+
+
+def with_p999(step_rows: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:
+    """Adds `latency_p99.9` (ms) from each step's per-call records where they hold enough
+    calls for it, NaN elsewhere; `p999_samples` is how many there were."""
+    import numpy as np
+
+    values, counts = [], []
+    for row in step_rows.itertuples(index=False):
+        folder = Path(run_dir) / STUDY / str(row.cell_id)
+        latencies = ok_latencies_ms(folder) if row.status != "failed" else []
+        counts.append(len(latencies))
+        supported = stats.percentile_supported(P999, len(latencies))
+        values.append(float(np.percentile(latencies, 100 * P999)) if supported else math.nan)
+    return step_rows.assign(**{"latency_p99.9": values, "p999_samples": counts})
+
+
+def p999_sentence(step_rows: pd.DataFrame) -> str:
+    """Markdown: for how many steps p99.9 is shown, and what it needs."""
+    if step_rows.empty:
+        return "No step was measured."
+    need = stats.samples_needed(P999)
+    shown = int(step_rows["latency_p99.9"].notna().sum()) if "latency_p99.9" in step_rows else 0
+    if shown == len(step_rows):
+        return f"p99.9 is shown for every step: each recorded at least {need:,} calls."
+    return (
+        f"p99.9 is shown for {shown} of {len(step_rows)} steps: it needs {need:,} recorded "
+        f"calls (the project's percentile rule), and the others have fewer "
+        f"(as few as {int(step_rows['p999_samples'].min()):,})."
+    )
 
 
 def unloaded_p50(step_rows: pd.DataFrame) -> pd.Series:
@@ -304,6 +349,8 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
     many repeats were bound."""
     if step_rows.empty:
         return step_rows
+    if "latency_p99.9" not in step_rows:  # shown only where with_p999 found enough calls
+        step_rows = step_rows.assign(**{"latency_p99.9": math.nan})
     grouped = step_rows.groupby(["implementation", "fraction"])
     table = grouped.agg(
         offered_rps=("offered_rps", "median"),
@@ -312,6 +359,7 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
         p50_ms=("latency_p50", "median"),
         p90_ms=("latency_p90", "median"),
         p99_ms=("latency_p99", "median"),
+        p99_9_ms=("latency_p99.9", "median"),
         errors=("errors", "sum"),
         server_cpu_s_per_1000_calls=("server_cpu_s_per_1000", "median"),
         client_cpu_s=("client_cpu_seconds", "median"),
@@ -326,6 +374,7 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
             "p50_ms": 3,
             "p90_ms": 3,
             "p99_ms": 3,
+            "p99_9_ms": 3,
             "server_cpu_s_per_1000_calls": 4,
             "client_cpu_s": 2,
         }
