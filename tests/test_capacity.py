@@ -214,6 +214,15 @@ def test_the_ranking_and_its_sentence_follow_the_data_both_ways():
     assert "50%" in stats.interval_sentence(cap.interval_summary(first))
 
 
+def test_a_run_without_steps_says_so_everywhere():
+    rows = cap.steps(frame(step_rows("a", 1, [(0.1, *HELD)])).iloc[:0])
+    table = cap.ranking(cap.knees(rows))
+    assert table.empty and cap.ranking_table(table).empty
+    assert cap.knee_sentence(table).startswith("No step of any server was measured")
+    assert cap.bound_sentence(rows) == "No step was measured."
+    assert cap.floor_sentence(table) == ""
+
+
 def test_no_server_holding_any_step_says_so():
     plan = [(0.1, 1.0, 50.0, "ok")]
     table = cap.ranking(cap.knees(cap.steps(frame(step_rows("a", 1, plan)))))

@@ -195,6 +195,8 @@ def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
     SLO's knee, whether a figure is a floor; sorted by the fixed SLO's knee, best first."""
     import pandas as pd
 
+    if knee_rows.empty:
+        return pd.DataFrame()
     rows = []
     for impl, group in knee_rows.groupby("implementation"):
         row: dict[str, object] = {"implementation": impl}
