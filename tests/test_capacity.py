@@ -320,3 +320,10 @@ def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tm
     assert cap.p999_sentence(both).startswith("p99.9 is shown for every step")
     assert "p99_9_ms" in cap.step_table(shown).columns
     assert cap.p999_sentence(rows.iloc[:0]) == "No step was measured."
+
+
+def test_the_knee_star_sits_on_the_slo_at_the_median_knee_and_not_without_one():
+    knee = cap.knees(cap.steps(two_servers(0.9, 0.3)))
+    assert cap.knee_point(knee, "fast") == (900.0, KNOBS["slo_ms"])
+    none = cap.knees(cap.steps(frame(step_rows("a", 1, [(0.1, 1.0, 50.0, "ok")]))))
+    assert cap.knee_point(none, "a") is None
