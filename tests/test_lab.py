@@ -36,11 +36,8 @@ def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
     token = secrets.token_hex(16)
     env = {key: value for key, value in os.environ.items() if not key.startswith("MAKE")}
     # Jupyter's config and runtime files in scratch folders, never the user's.
-    env.update(
-        JUPYTER_TOKEN=token,
-        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-    )
+    env.update(JUPYTER_TOKEN=token, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
     argv = ["make", "--no-print-directory", "lab", f"RUN={RUN}", f"LAB_PORT={port}"]
     out_dir = REPO / "tmp" / "lab" / Path(RUN).name
     made_out_dir = not out_dir.exists()
@@ -55,11 +52,8 @@ def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{base}/api/contents/", timeout=10)
         assert refused.value.code == 403
-        [lab] = [
-            child
-            for child in psutil.Process(make.pid).children(recursive=True)
-            if "jupyter" in " ".join(child.cmdline())
-        ]
+        [lab] = [child for child in psutil.Process(make.pid).children(recursive=True)
+                 if "jupyter" in " ".join(child.cmdline())]
         handed = lab.environ()
         assert handed["PERFLAB_RUN_DIR"] == str(REPO / RUN)
         assert handed["PERFLAB_REFERENCE_DIR"] == str(REPO / "data" / "reference")

@@ -26,11 +26,8 @@ def test_every_top_level_pin_is_in_the_lock_at_the_same_version() -> None:
     top = _pins(ROOT / "requirements.txt")
     locked = _pins(ROOT / "requirements.lock")
     assert {"boto3", "botocore", "jupyterlab", "moto", "ansible"} <= top.keys()
-    mismatched = {
-        name: (version, locked.get(name))
-        for name, version in top.items()
-        if locked.get(name) != version
-    }
+    mismatched = {name: (version, locked.get(name)) for name, version in top.items()
+                  if locked.get(name) != version}
     assert not mismatched, f"run `make lock`: requirements.txt vs requirements.lock {mismatched}"
 
 

@@ -35,10 +35,8 @@ def fake_credentials(which: str) -> dict[str, str]:
             "AWS_SESSION_TOKEN": f"leaktoken{secrets.token_hex(16)}",
         }
     password = f"leakmongo{secrets.token_hex(8)}"
-    return {
-        "PERFLAB_MONGO_URI": f"mongodb://perflab:{password}@127.0.0.1:27117/",
-        "PERFLAB_TEST_MONGO_PASSWORD": password,
-    }
+    return {"PERFLAB_MONGO_URI": f"mongodb://perflab:{password}@127.0.0.1:27117/",
+            "PERFLAB_TEST_MONGO_PASSWORD": password}
 
 
 def env_file_secrets(home: Path) -> dict[str, str]:
@@ -48,16 +46,8 @@ def env_file_secrets(home: Path) -> dict[str, str]:
 
 
 def perflab(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "perflab", *args],
-        cwd=REPO,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = subprocess.run([sys.executable, "-m", "perflab", *args], cwd=REPO, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return done
 
@@ -81,17 +71,9 @@ def test_credentials_in_the_environment_never_reach_data_or_reports(
         services.ensure(host_paths.home, name)
     credentials = fake_credentials(which)
     secret_values = {**credentials, **env_file_secrets(host_paths.home)}
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key
-        not in {
-            "AWS_ACCESS_KEY_ID",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_SESSION_TOKEN",
-            "PERFLAB_MONGO_URI",
-        }
-    }
+    env = {key: value for key, value in os.environ.items()
+           if key not in {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                          "PERFLAB_MONGO_URI"}}
     env.update(credentials)
     runs, reports = tmp_path / "runs", tmp_path / "reports"
     host = [f"--home={host_paths.home}", f"--src={REPO}"]
@@ -99,15 +81,8 @@ def test_credentials_in_the_environment_never_reach_data_or_reports(
     # The smoke profile's aws_io cells, as run_start.yml expands them; one per scenario.
     matrix, profiles = study_vars("aws_io")
     ghz_version = study_vars("calibration")[0]["ghz_versions"][0]
-    expanded = perflab(
-        env,
-        "matrix",
-        "--study=aws_io",
-        "--profile=smoke",
-        f"--run-id={RUN_ID}",
-        f"--src={REPO}",
-        stdin=json.dumps({"matrix": matrix, "profiles": profiles}),
-    )
+    expanded = perflab(env, "matrix", "--study=aws_io", "--profile=smoke", f"--run-id={RUN_ID}",
+                       f"--src={REPO}", stdin=json.dumps({"matrix": matrix, "profiles": profiles}))
     cells, scenarios = [], set()
     for cell in json.loads(expanded.stdout):
         if cell["scenario"] not in scenarios and cell["load"]["kind"] == "ghz":
@@ -120,23 +95,10 @@ def test_credentials_in_the_environment_never_reach_data_or_reports(
         perflab(env, "cell", *host, "--spec=-", f"--runs={runs}", stdin=json.dumps(cell))
     run_dir = runs / RUN_ID
     perflab(env, "facts", *host, f"--out={run_dir / 'hosts' / 'localhost.json'}")
-    perflab(
-        env,
-        "manifest",
-        f"--run-dir={run_dir}",
-        "--profile=smoke",
-        "--topology=localhost",
-        "--start=2026-01-01T00:00:00Z",
-        f"--repo={REPO}",
-    )
-    perflab(
-        env,
-        "report",
-        f"--run-dir={run_dir}",
-        f"--out={reports / RUN_ID}",
-        f"--reference={REPO / 'data' / 'reference'}",
-        f"--notebooks={REPO / 'notebooks'}",
-    )
+    perflab(env, "manifest", f"--run-dir={run_dir}", "--profile=smoke", "--topology=localhost",
+            "--start=2026-01-01T00:00:00Z", f"--repo={REPO}")
+    perflab(env, "report", f"--run-dir={run_dir}", f"--out={reports / RUN_ID}",
+            f"--reference={REPO / 'data' / 'reference'}", f"--notebooks={REPO / 'notebooks'}")
 
     recorded = {**every_text(run_dir), **every_text(reports / RUN_ID)}
     assert len(secret_values) > len(credentials)  # the env file's keys are checked too
@@ -145,15 +107,12 @@ def test_credentials_in_the_environment_never_reach_data_or_reports(
     assert written == {cell["cell_id"] for cell in cells}
     assert (run_dir / "manifest.json").is_file() and (reports / RUN_ID / "index.html").is_file()
     # The servers really ran with these credentials: what they met is in the record.
-    records = {
-        json.loads(p.read_text())["scenario"]: json.loads(p.read_text())
-        for p in run_dir.glob("aws_io/*/cell.json")
-    }
+    records = {json.loads(p.read_text())["scenario"]: json.loads(p.read_text())
+               for p in run_dir.glob("aws_io/*/cell.json")}
     if which == "aws":
         # The local S3 refuses keys it never issued, naming the refusal, not the key.
-        assert all(
-            r["status"] == "failed" and "S3: ClientError" in r["error"] for r in records.values()
-        ), records
+        assert all(r["status"] == "failed" and "S3: ClientError" in r["error"]
+                   for r in records.values()), records
     else:
         # S3 kept its own keys and answered; the MongoDB call met the URI with the password.
         assert records["list_unary"]["status"] in {"ok", "bound"}, records["list_unary"]
