@@ -144,7 +144,7 @@ def tree(path: Path) -> set[str]:
         (["RUN_ID=-rf"], "run id '-rf' refused"),
         (
             ["STUDIES=nonexistent"],
-            "study 'nonexistent' refused: known studies are aws_io, hello, orders, pyclients",
+            "study 'nonexistent' refused: known studies are aws_io, capacity, hello, orders",
         ),
         (["PROFILE=fastest"], "profile 'fastest' refused: known profiles are smoke, quick, full"),
     ],
@@ -219,7 +219,7 @@ def test_perflab_report_cli_refuses_in_one_line(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         ("perflab_run_id=../../tmp/evil", "run id '../../tmp/evil' refused: a run id matches"),
-        ('{"perflab_studies": ["nonexistent"]}', "known studies are aws_io, hello, orders"),
+        ('{"perflab_studies": ["nonexistent"]}', "known studies are aws_io, capacity, hello"),
         ("perflab_profile=fastest", "known profiles are smoke, quick, full"),
     ],
 )

@@ -60,6 +60,14 @@ class LoadSpec:
     timeout_s: float = 600.0
     client_impl: str = ""  # kind "client": "<language>/<folder>" of the client
     client_options: dict[str, Any] = field(default_factory=dict)
+    # Open loop: ghz sends `rps` calls a second on schedule (--rps with --async) whatever the
+    # server does, so a slow server cannot slow the sender and hide its queue (coordinated
+    # omission). 0: closed loop, as every cell recorded before this field ran.
+    rps: int = 0
+    # An open-loop rate only known at run time: {"cell": <cell_id of the same study and run>,
+    # "fraction": f, "min_calls": n}. The runner sets `rps` to f x that cell's req/s and
+    # stretches duration_s to n / rps when shorter, and records both in the cell's params.
+    rate_of: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

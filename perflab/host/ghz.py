@@ -47,8 +47,42 @@ def ghz_argv(
         argv += [f"--duration={duration}s", "--duration-stop=wait"]
     else:
         raise ValueError("a ghz load needs total or duration_s (warm-up: warmup_total or warmup_s)")
+    if load.rps:
+        # Open loop: a call is sent every 1/rps s, each on its own goroutine (--async), so
+        # none waits for an earlier answer; closed-loop cells keep the argv they always had.
+        argv += [f"--rps={load.rps}", "--async"]
     argv.append(target)
     return argv
+
+
+# An open-loop cell whose sent rate is this far below its offered rate did not run the
+# schedule it was asked for.
+SCHEDULE_TOLERANCE = 0.01
+
+
+def open_loop_rate(reference_rps: float, fraction: float) -> int:
+    """The offered rate, in whole calls a second (ghz --rps takes an integer), at least 1."""
+    return max(1, round(reference_rps * fraction))
+
+
+def schedule_shortfall(offered_rps: int, duration_s: float, measured: dict[str, float]) -> str:
+    """A note when ghz itself could not hold its schedule, else ''.
+
+    ghz counts every call it sent (`count`) over the `duration_s` it sent for. With --async
+    each call goes out on its own goroutine the moment its tick comes, whatever the server
+    does with earlier ones, so a sent rate below the offered one is the sender's own limit
+    (its CPU), never the server's: the cell says nothing about the server at that rate. The
+    note also gives what the server answered (`rps`, successful calls a second until the
+    last answer), so a reader sees whether it kept up with what it was sent.
+    """
+    sent = measured["count"] / duration_s
+    if sent >= (1 - SCHEDULE_TOLERANCE) * offered_rps:
+        return ""
+    return (
+        f"ghz sent {sent:,.0f} calls/s of the {offered_rps:,} offered (below "
+        f"{1 - SCHEDULE_TOLERANCE:.0%}; the server answered {measured['rps']:,.0f}/s): "
+        "the load generator could not keep its schedule, a bound of the generator"
+    )
 
 
 # ghz --format=json lists every request; a 5 s cell against the C++ server is 150 000 of

@@ -20,9 +20,20 @@ from pathlib import Path
 
 from perflab.contract.bounds import BOUND_FRACTION
 from perflab.contract.cell import CellRecord, CellSpec
-from perflab.contract.parsers import ghz_error_messages, parse_ghz, terminating_signal
+from perflab.contract.parsers import (
+    ghz_error_messages,
+    parse_ghz,
+    read_raw_text,
+    terminating_signal,
+)
 from perflab.host.agent_client import AgentError, RemoteServer, read_token
-from perflab.host.ghz import ghz_argv, ghz_binary, thin_details
+from perflab.host.ghz import (
+    ghz_argv,
+    ghz_binary,
+    open_loop_rate,
+    schedule_shortfall,
+    thin_details,
+)
 from perflab.host.impls import HostPaths, command_argv, discover
 from perflab.host.launch import (
     LaunchError,
@@ -133,6 +144,34 @@ def gzip_file(path: Path) -> None:
     with path.open("rb") as src, gzip.open(path.with_name(path.name + ".gz"), "wb") as dst:
         shutil.copyfileobj(src, dst)
     path.unlink()
+
+
+def resolve_rate(study_dir: Path, spec: CellSpec) -> str:
+    """An open-loop cell's rate from the cell its `load.rate_of` names, measured earlier in
+    the same run: sets load.rps (and stretches duration_s to min_calls / rps), records both in
+    the cell's params, and returns a note when that cell's own rate was a lower bound."""
+    source = spec.load.rate_of
+    folder = study_dir / str(source["cell"])
+    if not is_complete(folder):
+        raise CellFailed(f"rate_of: cell {source['cell']!r} has not run in this run")
+    status = json.loads((folder / "cell.json").read_text())["status"]
+    if status == "failed":
+        raise CellFailed(f"rate_of: cell {source['cell']!r} failed, so there is no rate to use")
+    raw = folder / "ghz.json"
+    measured = {m.metric: m.value for m in parse_ghz(read_raw_text(raw), raw)}
+    spec.load.rps = open_loop_rate(measured["rps"], float(source["fraction"]))
+    min_calls = int(source.get("min_calls", 0))
+    if spec.load.duration_s and min_calls:
+        spec.load.duration_s = max(spec.load.duration_s, min_calls / spec.load.rps)
+    # The resolved numbers are the cell's parameters: analysis reads them, never re-derives.
+    spec.params.update(
+        offered_rps=spec.load.rps,
+        reference_rps=round(measured["rps"], 1),
+        duration_s=round(spec.load.duration_s or 0.0, 3),
+    )
+    if status == "bound":
+        return f"rate from {source['cell']}, itself a lower bound (bound): offered rates are too"
+    return ""
 
 
 class CellRunner:
@@ -391,6 +430,9 @@ class CellRunner:
         if not version:
             raise CellFailed("no ghz version: neither the cell nor the run's calibration names one")
         record.tool_versions["ghz"] = version
+        if spec.load.rate_of:
+            note = resolve_rate(self.runs_root / spec.run_id / spec.study, spec)
+            record.notes.extend([note] if note else [])
         binary = ghz_binary(self.paths.bin, version)
         proto_dir = self.paths.src / "proto"
         cpus = len(pinning.client_cpus)
@@ -415,6 +457,11 @@ class CellRunner:
         measured = {m.metric: m.value for m in parse_ghz((work / "ghz.json").read_text())}
         if not measured["ok"]:
             raise CellFailed(f"no call succeeded: {ghz_error_summary(work / 'ghz.json')}")
+        if spec.load.rps and spec.load.duration_s:
+            shortfall = schedule_shortfall(spec.load.rps, spec.load.duration_s, measured)
+            if shortfall:
+                record.status = "bound"
+                record.notes.append(shortfall)
         rps = measured["rps"]
         ceiling = calibration.get("ceiling_rps")
         if spec.bound_check and ceiling and rps > BOUND_FRACTION * float(ceiling):
