@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from perflab.analysis.claims import ANY_TOPOLOGY, DIRECTIONS, KINDS, Claim, Selector, read_claims
+from perflab.contract.params import RECORDED_LATE
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "reference"
@@ -91,7 +92,9 @@ def recorded(claim: Claim, column: str) -> set[str]:
 
 
 def param_names(claim: Claim) -> set[str]:
-    names = set()
+    # A parameter recorded late (perflab.contract.params) is one the reference run's cells
+    # ran at its old value without naming it.
+    names = set(RECORDED_LATE)
     for cell in claim_cells(claim):
         if cell["study"] == claim.study:
             names |= set(cell.get("params", {}))

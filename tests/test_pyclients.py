@@ -15,6 +15,8 @@ KNOWN = {
     "python/pyclient_betterproto",
     "python/pyclient_betterproto2",
     "python/pyclient_grpcio_sync",
+    "python/pyclient_grpc_aio_seed001",
+    "python/pyclient_betterproto_seed001",
 }
 
 
@@ -30,9 +32,10 @@ def test_matrix_names_only_existing_folders():
     matrix, _ = study_vars("pyclients")
     known = set(discover(REPO / "servers"))
     named = {matrix["server"]["impl"]} | {c["impl"] for c in matrix["clients"].values()}
+    named |= {impl for c in matrix["clients"].values() for impl in c.get("stacks", {}).values()}
     assert named <= known, f"matrix names folders without an impl.toml: {named - known}"
     impls = discover(REPO / "servers")
-    for entry in matrix["clients"].values():
+    for impl in named - {matrix["server"]["impl"]}:
         # Every option the study passes is one the client's impl.toml declares.
         assert {
             "scenario",
@@ -42,11 +45,11 @@ def test_matrix_names_only_existing_folders():
             "seed_repeats",
             "steady_calls",
             "warmup_calls",
-        } <= set(impls[entry["impl"]].options)
+        } <= set(impls[impl].options)
 
 
 def test_quick_profile_runs_every_client_loop_scenario_and_method():
-    quick = cells("quick")
+    quick = [c for c in cells("quick") if c.params["stack"] == "current"]
     # 7 client/loop pairs; seed on 2 scenarios, steady on 3; 3 repeats.
     assert len(quick) == 7 * (2 + 3) * 3
     assert len({c.cell_id for c in quick}) == len(quick)
@@ -76,7 +79,8 @@ def test_quick_profile_runs_every_client_loop_scenario_and_method():
 
 def test_smoke_profile_is_one_short_cell_per_client_and_scenario():
     smoke = cells("smoke")
-    assert len(smoke) == 4 * 2
+    # 4 clients on the current stack, the seed's 2 on its own stack (asyncio).
+    assert len(smoke) == (4 + 2) * 2
     assert {(c.scenario, c.params["method"]) for c in smoke} == {
         ("request_reply", "seed"),
         ("stream_10", "steady"),
@@ -85,7 +89,7 @@ def test_smoke_profile_is_one_short_cell_per_client_and_scenario():
 
 
 def test_full_profile_expands():
-    assert len(cells("full")) == 7 * 5 * 10
+    assert len(cells("full")) == (7 + 2) * 5 * 10
 
 
 @pytest.mark.parametrize(
@@ -121,6 +125,32 @@ def test_full_profile_expands():
         ({"repeats": 2.5}, "perflab_matrix_pyclients.repeats"),
         ({"timeout_s": "soon"}, "perflab_matrix_pyclients.timeout_s"),
         ({"run_loops": ["none"], "run_clients": ["grpc_aio"]}, "perflab_matrix_pyclients"),
+        ({"stacks": ["seed002"]}, "perflab_matrix_pyclients.stacks"),
+        ({"stack_loops": ["trio"]}, "perflab_matrix_pyclients.stack_loops"),
+        (
+            {
+                "clients": {
+                    "x": {
+                        "impl": "python/pyclient_grpc_aio",
+                        "loops": ["asyncio"],
+                        "stacks": {"seed002": "python/pyclient_grpc_aio"},
+                    }
+                }
+            },
+            "perflab_matrix_pyclients.clients.x.stacks",
+        ),
+        (
+            {
+                "clients": {
+                    "x": {
+                        "impl": "python/pyclient_grpc_aio",
+                        "loops": ["asyncio"],
+                        "stacks": {"seed001": "python/nope"},
+                    }
+                }
+            },
+            "perflab_matrix_pyclients.clients.x.stacks.seed001",
+        ),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(changes, key):

@@ -176,3 +176,35 @@ def test_harness_refuses_a_short_stream_and_ranks_percentiles():
     assert harness.percentile(list(range(1, 101)), 0.99) == 99
     assert harness.percentile([5], 0.5) == 5
     assert harness.split_target("127.0.0.1:5") == ("127.0.0.1", 5)
+
+
+# The seed-stack variants and the versions seed 001's README names (requirements-seed001.txt).
+SEED_STACK = {
+    "python/pyclient_grpc_aio_seed001": {"grpcio": "1.62.1", "protobuf": "4.25.3"},
+    "python/pyclient_betterproto_seed001": {"grpclib": "0.4.7", "betterproto": "2.0.0b6"},
+}
+
+
+@pytest.mark.parametrize("client", list(SEED_STACK))
+def test_a_seed_stack_client_runs_and_reports_the_seed_versions(
+    client, numbers_server, host_paths, tmp_path
+):
+    if not (host_paths.home / "venv-seed001" / "bin" / "python").is_file():
+        pytest.fail(f"{host_paths.home}/venv-seed001 is missing: run `make setup` first")
+    out = tmp_path / "client.json"
+    options = {"scenario": "stream_10", **STEADY}
+    done = run_client(IMPLS[client], host_paths, numbers_server, out, options)
+    assert done.returncode == 0, f"{client}: {done.stderr}"
+    report = json.loads(out.read_text())
+    assert report["executable"].startswith(str(host_paths.home / "venv-seed001"))
+    assert SEED_STACK[client].items() <= report["libraries"].items(), report["libraries"]
+
+
+def test_a_current_stack_client_reports_the_current_versions(numbers_server, host_paths, tmp_path):
+    out = tmp_path / "client.json"
+    options = {"scenario": "request_reply", **STEADY}
+    done = run_client(IMPLS["python/pyclient_grpc_aio"], host_paths, numbers_server, out, options)
+    assert done.returncode == 0, done.stderr
+    libraries = json.loads(out.read_text())["libraries"]
+    # The current stack is not the seed's: the comparison has two stacks to tell apart.
+    assert libraries["grpcio"] != "1.62.1" and "grpclib" not in libraries, libraries

@@ -8,7 +8,7 @@ group is data (implementation, scenario, client, params); the verdict engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,10 @@ SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
 # The method a claim's cells ran: the seed's own ("seed": hello seed_n200, pyclients
 # method=seed) or a steadier one ("steady"); "" where a study has one method only.
 METHODS = ("", "seed", "steady")
+# Library stacks a claim may be judged on (a `stack` cell parameter, pyclients), and the id
+# suffix of each copy: the current stack's keeps the claim's own id.
+STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack"}
+CURRENT_STACK = "current"
 PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
 REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
 OPTIONAL_KEYS = {
@@ -39,6 +43,7 @@ OPTIONAL_KEYS = {
     "method",
     "sibling",
     "scaled",
+    "stacks",
 }
 
 
@@ -108,6 +113,10 @@ class Claim:
     sibling: str = ""
     # What the quick profile scaled down from the seed's configuration, and by how much.
     scaled: str = ""
+    # The library stack its cells ran (`stacks` in the file), and on another stack than
+    # the current one, the id of the same claim on the current stack.
+    stack: str = ""
+    stack_of: str = ""
 
     def expectation(self) -> str:
         """The claim's test in words, e.g. 'ratio > 1.0' or 'ratio within 10% of 1'."""
@@ -251,7 +260,11 @@ def read_claims(path: str | Path) -> list[Claim]:
         raise ClaimsError(f"{path}: unreadable claims file ({exc})") from exc
     if not isinstance(document, dict) or not isinstance(document.get("claims"), list):
         raise ClaimsError(f"{path}: expected a top-level 'claims:' list")
-    claims = [parse_claim(i, raw) for i, raw in enumerate(document["claims"])]
+    claims = [
+        copy
+        for i, raw in enumerate(document["claims"])
+        for copy in on_stacks(f"claims[{i}]", parse_claim(i, raw), raw.get("stacks"))
+    ]
     seen: set[str] = set()
     for claim in claims:
         if claim.id in seen:
@@ -259,6 +272,38 @@ def read_claims(path: str | Path) -> list[Claim]:
         seen.add(claim.id)
     check_siblings(path, claims)
     return claims
+
+
+def on_stacks(where: str, claim: Claim, stacks: Any) -> list[Claim]:
+    """The claim once per library stack it names (`stacks`), each selecting that stack's cells
+    (`params.stack`); without `stacks`, the claim as written."""
+    if stacks is None:
+        return [claim]
+    if not isinstance(stacks, list) or not stacks or stacks[0] != CURRENT_STACK:
+        raise ClaimsError(f"{where}.stacks: expected a list starting with {CURRENT_STACK!r}")
+    unknown = sorted(set(stacks) - set(STACK_SUFFIXES))
+    if unknown:
+        raise ClaimsError(
+            f"{where}.stacks: unknown stack(s) {unknown}; choose from {list(STACK_SUFFIXES)}"
+        )
+    return [on_stack(claim, stack) for stack in stacks]
+
+
+def on_stack(claim: Claim, stack: str) -> Claim:
+    suffix = STACK_SUFFIXES[stack]
+
+    def side(selector: Selector) -> Selector:
+        return replace(selector, params={**selector.params, "stack": stack})
+
+    return replace(
+        claim,
+        id=claim.id + suffix,
+        sibling=claim.sibling + suffix if claim.sibling else "",
+        numerator=side(claim.numerator),
+        denominator=None if claim.denominator is None else side(claim.denominator),
+        stack=stack,
+        stack_of="" if stack == CURRENT_STACK else claim.id,
+    )
 
 
 def check_siblings(path: Path, claims: list[Claim]) -> None:

@@ -50,6 +50,7 @@ from perflab.analysis.intervals import (
     paired_ratio_interval,
     ratio_interval,
 )
+from perflab.contract import params
 from perflab.contract.bounds import FLOORED_METRICS
 
 if TYPE_CHECKING:
@@ -418,9 +419,13 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
         if wanted is not None:
             mask &= frame[column].astype(str) == str(wanted)
     for name, wanted in selector.params.items():
-        if name not in frame.columns:
+        column = frame.get(name)
+        if name in params.RECORDED_LATE:
+            # A cell recorded before the parameter was ran its old value (perflab.contract.params).
+            late = params.RECORDED_LATE[name]
+            column = frame.assign(**{name: late})[name] if column is None else column.fillna(late)
+        if column is None:
             return frame.iloc[0:0]
-        column = frame[name]
         mask &= column.notna() & (column.map(normalized) == normalized(wanted))
     return frame[mask]
 

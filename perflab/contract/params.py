@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 RECORDED_LATE = {
     # ghz --connections: its default, one HTTP/2 connection, is what the seeds ran.
     "connections": 1,
+    # pyclients' library stack: runs before the seed-stack cells ran only the current one.
+    "stack": "current",
 }
 
 

@@ -1,7 +1,9 @@
 """The pyclients study's analysis (seed 001): the evidence tables and other findings.
 
 Everything here works on `perflab.analysis.frames` rows of study "pyclients" (params `method`,
-`loop`) and on their `stats.summarize` by SUMMARY_KEYS. The seed's claims are decided
+`loop`, `stack`) and on their `stats.summarize` by SUMMARY_KEYS; the tables show the current
+library stack, and `stack_attribution` says for each claim judged on both stacks whether its
+result follows the library versions or the machine. The seed's claims are decided
 by the verdict engine (`perflab.analysis.verdicts`); `findings` adds what the claims do not say,
 generated from the numbers, so a new run re-states it, never a person.
 """
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats, tables
+from perflab.analysis import verdicts as v
+from perflab.contract import params
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +48,8 @@ PROCESS_METRICS = {
     "ctx_switches_voluntary": "client_ctx_switches_voluntary",
     "ctx_switches_involuntary": "client_ctx_switches_involuntary",
 }
+CURRENT_STACK = "current"
+SEED_STACK = "seed001"
 # Within this ratio two medians are called "about the same".
 SAME = 1.05
 
@@ -55,7 +61,11 @@ def label(client: str, loop: str) -> str:
 
 def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The study's measured rows (failed cells have no metrics but 'failed')."""
-    rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")].copy()
+    rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")]
+    # The tables are the current stack's; the seed's stack is judged by the claims (runs
+    # from before the stacks ran the current one only).
+    rows = params.with_defaults(rows, ("stack",))
+    rows = rows[rows["stack"] == CURRENT_STACK].copy()
     # CPU seconds of the whole client process from GNU time (the sampler's
     # client_cpu_seconds shares that name; user + system is unambiguous).
     cpu = rows[rows["metric"].isin(["client_cpu_user", "client_cpu_system"])]
@@ -314,3 +324,40 @@ def findings(summary: pd.DataFrame) -> str:
     ]
     # One finding per bullet: a reader scans for the scenario they care about.
     return "\n".join(f"- {s}" for s in sentences if s)
+
+
+def stack_sentence(current: v.Verdict, seed: v.Verdict) -> str:
+    """What one claim's verdicts on the two library stacks attribute its result to; '' when
+    a stack did not measure it."""
+    if v.NOT_MEASURED in (current.verdict, seed.verdict):
+        return ""
+    name = f"`{current.claim.id}`"
+    if current.verdict != seed.verdict:
+        return (
+            f"{name} {v.STATES[current.verdict]} on the current library stack and "
+            f"{v.STATES[seed.verdict]} on the seed's ({SEED_STACK}): the result follows "
+            "the library versions."
+        )
+    if current.verdict == v.HOLDS:
+        return f"{name} holds on both library stacks: it replicates whatever the versions."
+    if current.verdict == v.INCONCLUSIVE:
+        return f"{name} is undecided on both library stacks: this run attributes nothing."
+    return (
+        f"{name} {v.STATES[current.verdict]} on both library stacks, the seed's "
+        f"({SEED_STACK}) included: the non-replication follows the machine, not the "
+        "library versions."
+    )
+
+
+def stack_attribution(verdicts: list[v.Verdict]) -> str:
+    """One sentence per claim judged on both stacks (`<id>` and `<id>-seed-stack`)."""
+    by_id = {verdict.claim.id: verdict for verdict in verdicts}
+    sentences = [
+        stack_sentence(by_id[verdict.claim.stack_of], verdict)
+        for verdict in verdicts
+        if verdict.claim.stack_of in by_id
+    ]
+    sentences = [s for s in sentences if s]
+    if not sentences:
+        return f"No claim was measured on both library stacks (current and {SEED_STACK})."
+    return "\n".join(f"- {s}" for s in sentences)

@@ -9,6 +9,11 @@ sync) on each event loop it supports, in each scenario, by each method:
 
 The client process runs under /usr/bin/time -v, which gives max RSS, page faults,
 context switches and CPU seconds of the whole process, as the seed measured.
+
+Each cell names its library `stack`: "current" (servers/python/requirements.txt) or
+"seed001" (the versions seed 001 measured, servers/python/requirements-seed001.txt, in a
+second venv). A client that names an impl for a stack runs on it, on `stack_loops`, so a
+result that differs from the seed is attributed to the library versions or to the machine.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from perflab.contract.knobs import (
     Choice,
     Choices,
     Context,
+    Impl,
     Implementations,
     Int,
     KeysOf,
@@ -39,16 +45,29 @@ PREFIX = "perflab_matrix_pyclients"
 SCENARIOS = {"request_reply": 0, "stream_10": 10, "stream_100000": 100_000}
 METHODS = ("seed", "steady")
 LOOPS = ("asyncio", "uvloop", "none")  # "none": a blocking client without an event loop
+CURRENT = "current"  # the stack of servers/python/requirements.txt, every client's `impl`
+STACKS = (CURRENT, "seed001")
 
 
 @dataclass(frozen=True)
 class Clients:
-    """{name: {impl: <language>/<folder>, loops: [...]}}: each client and its event loops."""
+    """{name: {impl: <language>/<folder>, loops: [...], stacks: {<stack>: <impl>}}}: each
+    client, its event loops and, optionally, its impl on each other library stack."""
 
     def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
         Implementations().check(key, value, context)
         for name, entry in value.items():
             Choices(LOOPS).check(f"{key}.{name}.loops", entry.get("loops"), context)
+            stacks = entry.get("stacks", {})
+            if not isinstance(stacks, dict):
+                raise MatrixError(f"{key}.{name}.stacks: expected a mapping of stack to impl")
+            for stack, impl in stacks.items():
+                if stack not in STACKS or stack == CURRENT:
+                    raise MatrixError(
+                        f"{key}.{name}.stacks: unknown stack {stack!r}; choose from "
+                        f"{list(STACKS[1:])} (the current stack is `impl`)"
+                    )
+                Impl().check(f"{key}.{name}.stacks.{stack}", impl, context)
         return value
 
 
@@ -112,6 +131,23 @@ class Matrix:
         scenario=Knob(Choice(SCENARIOS), "a scenario its method runs"),
         method=Knob(Choice(METHODS), "seed or steady"),
     )
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    stack_loops: list[str] = knob(
+        Choices(LOOPS), "event loops a stack other than current runs on", ["asyncio"]
+    )
+
+
+def stack_impl(matrix: Matrix, name: str, stack: str) -> str | None:
+    """The impl that runs client `name` on `stack`; None: the client has none there."""
+    entry = matrix.clients[name]
+    return entry["impl"] if stack == CURRENT else entry.get("stacks", {}).get(stack)
+
+
+def runs(matrix: Matrix, name: str, stack: str, loop: str) -> bool:
+    """Whether client `name` runs on `stack` and `loop`."""
+    if loop not in matrix.run_loops or stack_impl(matrix, name, stack) is None:
+        return False
+    return stack == CURRENT or loop in matrix.stack_loops
 
 
 def client_options(matrix: Matrix, scenario: str, method: str, loop: str) -> dict[str, Any]:
@@ -130,22 +166,38 @@ def client_options(matrix: Matrix, scenario: str, method: str, loop: str) -> dic
     return options | {"steady_calls": matrix.steady_calls[scenario]}
 
 
+@dataclass(frozen=True)
+class Config:
+    """One client configuration: which client, on which stack and loop."""
+
+    name: str
+    stack: str
+    loop: str
+
+    @property
+    def label(self) -> str:
+        # The current stack's cell ids stay as before the stacks existed.
+        suffix = "" if self.stack == CURRENT else f"-{self.stack}"
+        return f"{self.name}{suffix}-{self.loop}"
+
+
 def cell(
-    run_id: str, matrix: Matrix, name: str, loop: str, scenario: str, method: str, repeat: int
+    run_id: str, matrix: Matrix, config: Config, scenario: str, method: str, repeat: int
 ) -> CellSpec:
+    loop = config.loop
     return CellSpec(
         run_id=run_id,
         study="pyclients",
-        cell_id=f"{name}-{loop}-{scenario}-{method}-r{repeat}",
+        cell_id=f"{config.label}-{scenario}-{method}-r{repeat}",
         scenario=scenario,
         implementation=matrix.server["name"],
-        client=name,
-        params={"method": method, "loop": loop},
+        client=config.name,
+        params={"method": method, "loop": loop, "stack": config.stack},
         repeat=repeat,
         server=ServerSpec(impl=matrix.server["impl"]),
         load=LoadSpec(
             kind="client",
-            client_impl=matrix.clients[name]["impl"],
+            client_impl=str(stack_impl(matrix, config.name, config.stack)),
             client_options=client_options(matrix, scenario, method, loop),
             timeout_s=matrix.timeout_s,
         ),
@@ -154,11 +206,16 @@ def cell(
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
-    cells = [
-        cell(run_id, matrix, name, loop, scenario, method, repeat)
+    configs = [
+        Config(name, stack, loop)
         for name in matrix.run_clients
+        for stack in matrix.stacks
         for loop in matrix.clients[name]["loops"]
-        if loop in matrix.run_loops
+        if runs(matrix, name, stack, loop)
+    ]
+    cells = [
+        cell(run_id, matrix, config, scenario, method, repeat)
+        for config in configs
         for method in METHODS
         for scenario in SCENARIOS
         if scenario in matrix.methods.get(method, [])
@@ -166,7 +223,8 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     ]
     if not cells:
         raise MatrixError(
-            f"{PREFIX}: no cell to run (run_loops {matrix.run_loops} matches no client's loops)"
+            f"{PREFIX}: no cell to run (run_loops {matrix.run_loops} and stacks "
+            f"{matrix.stacks} match no client's loops and stacks)"
         )
     return cells + aa_pair_cells(run_id, matrix)
 
@@ -185,7 +243,12 @@ def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
         raise MatrixError(f"{PREFIX}.aa_pair: {aa['client']} does not run on {aa['loop']}")
     return aa_cells(
         lambda repeat: cell(
-            run_id, matrix, aa["client"], aa["loop"], aa["scenario"], aa["method"], repeat
+            run_id,
+            matrix,
+            Config(aa["client"], CURRENT, aa["loop"]),
+            aa["scenario"],
+            aa["method"],
+            repeat,
         ),
         matrix.repeats,
     )

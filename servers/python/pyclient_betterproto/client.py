@@ -7,6 +7,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pyclient_harness"))
 
 import harness  # noqa: E402
+
+# Before the generated code: a seed-stack variant (impl.toml) names its own with --gen-path.
+harness.take_gen_path()
+
 from bp1.numbers import HelloRequest, NumbersStub, StreamRequest  # noqa: E402
 from grpclib.client import Channel  # noqa: E402
 

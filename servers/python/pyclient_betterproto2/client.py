@@ -11,18 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pyclient_harness"))
 
-
-def take_gen_path() -> None:
-    """--gen-path DIR (from impl.toml's command) goes on sys.path, not to the harness."""
-    if "--gen-path" in sys.argv:
-        at = sys.argv.index("--gen-path")
-        sys.path.insert(0, sys.argv[at + 1])
-        del sys.argv[at : at + 2]
-
-
-take_gen_path()
-
 import harness  # noqa: E402
+
+harness.take_gen_path()
+
 from bp2async.numbers import HelloRequest, NumbersStub, StreamRequest  # noqa: E402
 from grpclib.client import Channel  # noqa: E402
 

@@ -7,6 +7,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pyclient_harnes
 
 import grpc  # noqa: E402
 import harness  # noqa: E402
+
+# Before the generated code: a seed-stack variant (impl.toml) names its own with --gen-path.
+harness.take_gen_path()
+
 import numbers_pb2  # noqa: E402
 import numbers_pb2_grpc  # noqa: E402
 

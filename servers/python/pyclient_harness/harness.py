@@ -34,6 +34,36 @@ EXPECTED_REPLY = "Hello, " + NAME
 WRONG_ANSWER_EXIT = 3
 
 
+# Libraries whose versions decide a client's figures, as imported (module: report key). Read
+# from sys.modules at the end, so recording them imports nothing and costs no memory.
+LIBRARIES = {
+    "grpc": "grpcio",
+    "google.protobuf": "protobuf",
+    "grpclib": "grpclib",
+    "betterproto": "betterproto",
+    "betterproto2": "betterproto2",
+}
+
+
+def take_gen_path() -> None:
+    """--gen-path DIR (from impl.toml's command) goes first on sys.path, not to the parser:
+    a client of another stack imports that stack's generated code, not PYTHONPATH's."""
+    if "--gen-path" in sys.argv:
+        at = sys.argv.index("--gen-path")
+        sys.path.insert(0, sys.argv[at + 1])
+        del sys.argv[at : at + 2]
+
+
+def imported_versions() -> dict[str, str]:
+    """The versions of the libraries this process actually imported."""
+    found = {}
+    for module, name in LIBRARIES.items():
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found[name] = str(getattr(loaded, "__version__", "unknown"))
+    return found
+
+
 class WrongAnswer(Exception):
     """The server's answer is not the one the scenario defines."""
 
@@ -249,6 +279,8 @@ def write(args: argparse.Namespace, count: int, result: dict[str, Any]) -> None:
         "loop": args.loop,
         "numbers_per_call": count,
         "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "libraries": imported_versions(),
         **result["raw"],
     }
     Path(args.out).write_text(json.dumps(report, separators=(",", ":")))
