@@ -40,7 +40,6 @@ def test_no_function_in_perflab_is_over_the_limit():
     assert not over, f"functions over {MAX_LINES} lines (split them into named steps): {over}"
 
 
-
 def test_a_long_function_is_found_with_its_length_and_a_short_one_is_not():
     body = "".join(f"x{i} = {i}\n" for i in range(MAX_LINES - 1))
     fits = "def fits():\n" + indent(body, "    ")

@@ -230,7 +230,8 @@ def seed_coverage(claim: Claim, pairs: tuple[PairResult, ...]) -> str:
             ran = {normalized(pair.key[name]) for pair in pairs}
         else:
             fixed = claim.numerator.params.get(name)
-            ran = set() if fixed is None or not pairs else {normalized(fixed)}
+            fixed = [] if fixed is None else fixed if isinstance(fixed, list) else [fixed]
+            ran = {normalized(value) for value in fixed} if pairs else set()
         covered = [value for value in seeds if value in ran]
         extra = sorted(ran - set(seeds))
         text = f"{name} {', '.join(covered) or 'none'} of the seed's {', '.join(seeds)}" + (
@@ -412,8 +413,10 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
     for name, wanted in selector.params.items():
         if name not in frame.columns:
             return frame.iloc[0:0]
+        # A list selects any of its values (e.g. concurrency: [10, 25, 50]).
+        options = {normalized(v) for v in (wanted if isinstance(wanted, list) else [wanted])}
         column = frame[name]
-        mask &= column.notna() & (column.map(normalized) == normalized(wanted))
+        mask &= column.notna() & column.map(normalized).isin(options)
     return frame[mask]
 
 
