@@ -55,21 +55,32 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
     assert steady.server.options["workers"] == 1
     assert steady.server.options["s3_endpoint"] == "http://127.0.0.1:17070"
     assert steady.dependencies == ["s3", "mongo"]
-    # Far S3: the RPCs the claims name, 3 repeats each, its own durations, both proxies.
-    assert len(far) == 4 * 2 * 2 * 3
+    # Far S3: the RPCs the claims name, 3 repeats each, its own durations, both proxies; the
+    # seed's concurrencies 2/10/25/50, the 1-worker and uvloop servers at 2 and 10 only.
+    assert len(far) == (2 * 4 + 2 * 2) * 2 * 3
     assert {c.scenario for c in far} == {"list_unary", "list_stream"}
+    by_server = {
+        name: sorted({c.load.concurrency for c in far if c.implementation == name})
+        for name in {c.implementation for c in far}
+    }
+    assert by_server == {
+        "grpcio_sync_w1": [2, 10],
+        "grpclib_uvloop": [2, 10],
+        "grpcio_sync_w10": [2, 10, 25, 50],
+        "grpclib_asyncio": [2, 10, 25, 50],
+    }
     cell = next(
         c for c in far if c.cell_id == "grpclib_uvloop-list_stream-steady-c10-seed_far_s3-r3"
     )
     assert cell.load.call == "objects.Objects.ListObjectsStream"
-    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (6, 1, 10)
+    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (4, 1, 10)
     assert cell.params == {
         "shape": "steady",
         "concurrency": 10,
         "connections": 1,
         "objects": 893,
         "latency_profile": "seed_far_s3",
-        "duration_s": 6,
+        "duration_s": 4,
     }
     assert {p["option"] for p in cell.latency_proxies} == {"s3_endpoint", "mongo_uri"}
     assert {p["one_way_ms"] for p in cell.latency_proxies} == {250.0}
@@ -100,6 +111,14 @@ def test_a_latency_override_changes_only_its_profiles_cells():
         ({"region": {"objects": 5}}, "perflab_matrix_aws_io.latency_overrides.region"),
         ({"region": {"repeats": 0}}, "perflab_matrix_aws_io.latency_overrides.region.repeats"),
         ({"region": {"shapes": ["n1"]}}, "perflab_matrix_aws_io.latency_overrides.region.shapes"),
+        (
+            {"region": {"concurrency_by_implementation": {"nope": [2]}}},
+            "perflab_matrix_aws_io.latency_overrides.region.concurrency_by_implementation",
+        ),
+        (
+            {"region": {"concurrency_by_implementation": {"grpcio_sync_w1": [3]}}},
+            "perflab_matrix_aws_io.latency_overrides.region.concurrency_by_implementation",
+        ),
     ],
 )
 def test_a_bad_latency_override_is_refused_naming_its_key(overrides, key):

@@ -291,3 +291,24 @@ def test_claims_on_a_scaled_folder_say_what_was_scaled():
         if claim.study == "watch" and on_large and not claim.scaled:
             unsaid.append(claim.id)
     assert unsaid == []
+
+
+def test_every_claim_on_a_seed_grid_gets_the_seeds_configurations():
+    """Computed from the reference tables (issue 18): every claim whose seed published more
+    than one configuration names them; a claim on one configuration names none."""
+    from perflab.analysis.published import seed_configurations, with_seed_configurations
+
+    filled = {c.id: c for c in with_seed_configurations(list(claims()), reference_tables())}
+    assert filled["aws-unary-grpclib-beats-sync-w1"].seed_configurations == {
+        "concurrency": ("2", "10", "25", "50")
+    }
+    assert filled["aws-unary-grpclib-beats-sync-w10"].seed_configurations == {
+        "concurrency": ("10", "25", "50")
+    }
+    assert filled["aws-unary-grpclib-matches-sync-w10"].seed_configurations == {}
+    for claim in claims():
+        grid = seed_configurations(claim, reference_tables())
+        names = filled[claim.id].seed_configurations
+        assert bool(names) == (len(grid) > 1 or bool(claim.seed_configurations)), claim.id
+        for configuration in grid:
+            assert all(value in names[key] for key, value in configuration.items()), claim.id

@@ -38,7 +38,29 @@ def test_matrix_names_existing_folders_and_options_they_take():
 
 
 def test_quick_profile_crosses_modes_clients_and_security():
-    quick = cells("quick")
+    every = cells("quick")
+    assert len({c.cell_id for c in every}) == len(every)
+    # The seed-server unary cells: 10 workers whatever the client count.
+    quick = [c for c in every if "-w10" not in c.cell_id and c.params["orders"] == 1000]
+    seed_server = [c for c in every if c not in quick]
+    assert sorted(
+        {
+            (c.params["latency_profile"], c.params["clients"], c.params["orders"])
+            for c in seed_server
+        }
+    ) == [
+        ("lan", 10, 10000),
+        ("lan", 100, 1000),
+        ("lan", 100, 10000),
+        ("none", 10, 10000),
+        ("none", 100, 1000),
+        ("none", 100, 10000),
+    ]
+    assert len(seed_server) == 6 * 3
+    for cell in seed_server:
+        assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
+        assert cell.params["workers"] == cell.server.options["workers"] == 10
+    assert "unary-plaintext-c100-n1000-w10-lan-r2" in {c.cell_id for c in seed_server}
     # modes x security x repeats x (clients 1/10/100 direct and through the proxy at 0 ms,
     # then the lan delay at its own sizes, 10 and 100 clients)
     assert len(quick) == 3 * 2 * 3 * (3 * 2 + 2)

@@ -239,3 +239,18 @@ def test_forest_figure_draws_a_row_per_claim_and_a_rate_panel_when_needed():
     both = plots.forest([*ratios, rate], "claims")
     assert [ax.get_xscale() for ax in both.axes] == ["log", "linear"]
     assert "no claim was measured" in plots.forest([], "claims").axes[0].get_title()
+
+
+def test_a_verdict_that_depends_on_the_method_says_so_beside_it():
+    steady = claim(id="a-beats-b", method="steady", sibling="a-beats-b-seed-method")
+    seed = claim(id="a-beats-b-seed-method", method="seed", sibling="a-beats-b")
+    split = Replication("run-a", [judge(steady, AHEAD), judge(seed, TIED)])
+    page = index_html(split, {})
+    assert "Depends on the method: holds on steady, inconclusive on the seed&#x27;s method." in page
+    assert "Depends on the method: inconclusive on the seed&#x27;s method, holds on steady." in page
+    agreed = index_html(Replication("run-a", [judge(steady, AHEAD), judge(seed, AHEAD)]), {})
+    assert "Depends on the method" not in agreed
+    # A claim with no sibling measured in the run says nothing either.
+    assert "Depends on the method" not in index_html(
+        Replication("run-a", [judge(steady, AHEAD)]), {}
+    )

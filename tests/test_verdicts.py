@@ -500,6 +500,28 @@ def test_configurations_and_the_seeds_coverage_are_listed():
         claim(seed_configurations={"concurrency": 2})
 
 
+def test_a_list_of_values_selects_any_of_them_and_the_coverage_says_which():
+    rows = (
+        three_repeats([200, 210, 220], [100, 105, 110], 2)
+        + three_repeats([300, 310, 320], [100, 105, 110], 10)
+        + three_repeats([300, 310, 320], [100, 105, 110], 25)
+    )
+    listed = {"implementation": "a", "scenario": "steady", "params": {"concurrency": [10, 25]}}
+    against = {"implementation": "b", "scenario": "steady", "params": {"concurrency": [10, 25]}}
+    stated = claim(
+        numerator=listed,
+        denominator=against,
+        seed_configurations={"concurrency": [10, 25, 50]},
+    )
+    verdict = judge(stated, cells(rows))
+    assert [pair.where() for pair in verdict.pairs] == ["concurrency=10", "concurrency=25"]
+    assert verdict.coverage() == "The run covers concurrency 10, 25 of the seed's 10, 25, 50."
+    one = judge(
+        claim(numerator={**listed, "params": {"concurrency": 2}}, denominator=against), cells(rows)
+    )
+    assert one.verdict == NOT_MEASURED
+
+
 def test_coverages_are_stated_as_what_they_are():
     assert percent(0.9) == "90%"
     assert percent(0.975) == "97.5%"

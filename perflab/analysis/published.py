@@ -12,6 +12,7 @@ tests/test_claims_file.py recomputes every claim's figure and compares it with c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -232,6 +233,33 @@ def seed_configurations(claim: Claim, rows: pd.DataFrame) -> list[dict[str, str]
         () if source is None else (claim.pair_by if source.pair_by is None else source.pair_by)
     )
     return [dict(zip(pair_by, key, strict=True)) for key in figures(claim, rows)]
+
+
+def seed_grid(claim: Claim, rows: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """Parameter -> the values the seed published for this claim, in its tables' order
+    (numbers ascending), where it published more than one configuration; {} otherwise."""
+    configurations = seed_configurations(claim, rows)
+    if len(configurations) < 2:
+        return {}
+    grid: dict[str, tuple[str, ...]] = {}
+    for name in configurations[0]:
+        values = {configuration[name] for configuration in configurations}
+        grid[name] = tuple(
+            sorted(values, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
+        )
+    return grid
+
+
+def with_seed_configurations(claims: list[Claim], rows: pd.DataFrame) -> list[Claim]:
+    """Each claim with the seed's configuration grid filled in from the reference tables
+    (claims.yml may state its own, which is kept), so every verdict can say how much of
+    the seed a run covers."""
+    return [
+        claim
+        if claim.seed_configurations
+        else dataclasses.replace(claim, seed_configurations=seed_grid(claim, rows))
+        for claim in claims
+    ]
 
 
 def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:

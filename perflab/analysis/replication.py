@@ -16,6 +16,7 @@ from pathlib import Path
 
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.noise import NoiseFloor, noise_floor
+from perflab.analysis.published import read_reference_tables, with_seed_configurations
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -58,6 +59,12 @@ class Replication:
             return None
         return next((v for v in self.reference if v.claim.id == claim.id), None)
 
+    def sibling_of(self, claim: Claim) -> Verdict | None:
+        """The verdict of the same claim judged on the study's other method, if any."""
+        if not claim.sibling:
+            return None
+        return next((v for v in self.verdicts if v.claim.id == claim.sibling), None)
+
     def differs(self, verdict: Verdict) -> bool:
         other = self.reference_of(verdict.claim)
         return self.reference is not None and (other is None or other.verdict != verdict.verdict)
@@ -91,7 +98,9 @@ def replicate(
     `judging` the margin is the one this run's noise floor sets (its A/A cells, measured
     over every claim's metrics, so a study page and the index judge alike)."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
-    claims = read_claims(reference_dir / CLAIMS_FILE)
+    claims = with_seed_configurations(
+        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir)
+    )
     noise = noise_floor(run_dir, claims)
     judging = judging or noise.judging()
     if study is not None:
@@ -229,7 +238,7 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         html.escape(claim.expectation()),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
-        badge(verdict.verdict),
+        badge(verdict.verdict) + method_note(replication, verdict),
         rests_on(verdict),
     ]
     if replication.reference is not None:
@@ -247,6 +256,26 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         else html.escape(claim.study)
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+# How the index names a claim's method (claims.yml `method`).
+METHOD_NAMES = {"steady": "steady", "seed": "the seed's method"}
+
+
+def method_sentence(verdict: Verdict, sibling: Verdict | None) -> str:
+    """e.g. 'Depends on the method: holds on steady, inconclusive on the seed's method.';
+    '' when the claim has no sibling or both methods give the same verdict."""
+    if sibling is None or sibling.verdict == verdict.verdict:
+        return ""
+    ours = METHOD_NAMES.get(verdict.claim.method, verdict.claim.method)
+    theirs = METHOD_NAMES.get(sibling.claim.method, sibling.claim.method)
+    return f"Depends on the method: {verdict.verdict} on {ours}, {sibling.verdict} on {theirs}."
+
+
+def method_note(replication: Replication, verdict: Verdict) -> str:
+    """HTML beside a verdict's badge: the method sentence, if any."""
+    said = method_sentence(verdict, replication.sibling_of(verdict.claim))
+    return f"<br><small>{html.escape(said)}</small>" if said else ""
 
 
 EFFECTS = (

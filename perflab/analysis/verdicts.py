@@ -239,7 +239,8 @@ def seed_coverage(claim: Claim, pairs: tuple[PairResult, ...]) -> str:
             ran = {normalized(pair.key[name]) for pair in pairs}
         else:
             fixed = claim.numerator.params.get(name)
-            ran = set() if fixed is None or not pairs else {normalized(fixed)}
+            fixed = [] if fixed is None else fixed if isinstance(fixed, list) else [fixed]
+            ran = {normalized(value) for value in fixed} if pairs else set()
         covered = [value for value in seeds if value in ran]
         extra = sorted(ran - set(seeds))
         text = f"{name} {', '.join(covered) or 'none'} of the seed's {', '.join(seeds)}" + (
@@ -426,7 +427,9 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
             column = frame.assign(**{name: late})[name] if column is None else column.fillna(late)
         if column is None:
             return frame.iloc[0:0]
-        mask &= column.notna() & (column.map(normalized) == normalized(wanted))
+        # A list selects any of its values (e.g. concurrency: [10, 25, 50]).
+        options = {normalized(v) for v in (wanted if isinstance(wanted, list) else [wanted])}
+        mask &= column.notna() & column.map(normalized).isin(options)
     return frame[mask]
 
 

@@ -57,6 +57,7 @@ OVERRIDABLE = (
     "repeats",
     "steady_duration_s",
     "warmup_s",
+    "concurrency_by_implementation",
 )
 
 
@@ -87,6 +88,27 @@ class MongoUri:
                 "export PERFLAB_MONGO_URI instead"
             )
         return value
+
+
+@dataclass(frozen=True)
+class ConcurrencyByImplementation:
+    """{implementation: [concurrency, ...]}: the concurrencies a server runs, each one of
+    `concurrency`; a server not named runs them all."""
+
+    def check(self, key: str, value: Any, context: Context) -> dict[str, list[int]]:
+        limits = value or {}
+        if not isinstance(limits, dict):
+            raise MatrixError(f"{key}: expected a mapping of implementation to concurrencies")
+        allowed = set(context.checked["concurrency"])
+        for name, values in limits.items():
+            if name not in context.checked["implementations"]:
+                raise MatrixError(f"{key}: {name!r} is not one of `implementations`")
+            Ints().check(f"{key}.{name}", values, context)
+            if not set(values) <= allowed:
+                raise MatrixError(
+                    f"{key}.{name}: {values} not all in concurrency {sorted(allowed)}"
+                )
+        return {name: list(values) for name, values in limits.items()}
 
 
 @dataclass(frozen=True)
@@ -142,6 +164,11 @@ class Matrix(ServerTable):
     mongo_uri: str = knob(MongoUri(), "the MongoDB list_save inserts into")
     dependencies: list[str] = knob(
         Choices(DEPENDENCIES, empty="none"), "services the runner keeps running and samples", []
+    )
+    # A 1-worker server serves one call at a time whatever the concurrency; at high latency
+    # ghz then waits for every queued call after the warm-up and the measured window.
+    concurrency_by_implementation: dict[str, list[int]] = knob(
+        ConcurrencyByImplementation(), "per server, the concurrencies it runs (default all)", {}
     )
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
@@ -261,6 +288,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
             regimes[latency].connections,
             range(1, regimes[latency].repeats + 1),
         )
+        if runs_at(regimes[latency], name, sizes[2])
     ]
 
 
@@ -282,3 +310,8 @@ def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
         ),
         regime.repeats,
     )
+
+
+def runs_at(regime: Matrix, name: str, concurrency: int) -> bool:
+    """Whether a server runs at a concurrency (`concurrency_by_implementation`)."""
+    return concurrency in regime.concurrency_by_implementation.get(name, [concurrency])

@@ -6,7 +6,9 @@ add a delay run their own sizes (`delayed_clients`, `delayed_orders`). `orders` 
 total over all clients, as the seed's --count was; a cell needs orders >= clients. A
 bidi stream holds one server thread for its whole life, so a cell gets at least one worker
 per client; every mode gets the same, so unary and bidi are compared on the same server
-(the `workers` param says what ran).
+(the `workers` param says what ran). Unary needs no thread per client (a call holds a
+worker only while it runs), so `seed_unary_*` adds unary cells on exactly `workers`
+threads, the seed's server, whatever the client count.
 """
 
 from __future__ import annotations
@@ -65,6 +67,14 @@ class Matrix(ServerAndClient):
         orders=Knob(Int(), "orders in total, at least one per client"),
         latency_profile=Knob(Choice(LATENCY_PROFILES), "the delay", "none"),
     )
+    # Unary cells on exactly `workers` threads (the seed's 10 at 100 clients too), so that
+    # the client count is not confounded with the server's threads; [] profiles: none.
+    seed_unary_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES, empty="none"), "profiles of the seed-server unary cells", []
+    )
+    seed_unary_clients: list[int] = knob(Ints(), "their clients", SameAs("clients"))
+    seed_unary_orders: list[int] = knob(Ints(), "their orders", SameAs("orders"))
+    seed_unary_security: list[str] = knob(Choices(SECURITY), "their security", SameAs("security"))
 
 
 def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
@@ -93,9 +103,11 @@ def cell(
     n_clients: int,
     n_orders: int,
     repeat: int,
+    cell_workers: int | None = None,
 ) -> CellSpec:
     # The same for every mode: more threads on one side would confound them.
-    cell_workers = max(matrix.workers, n_clients)
+    default_workers = max(matrix.workers, n_clients)
+    cell_workers = default_workers if cell_workers is None else cell_workers
     params = {
         "mode": mode,
         "clients": n_clients,
@@ -119,7 +131,8 @@ def cell(
     return CellSpec(
         run_id=run_id,
         study="orders",
-        cell_id=f"{mode}-{sec}-c{n_clients}-n{n_orders}{suffix}-r{repeat}",
+        cell_id=f"{mode}-{sec}-c{n_clients}-n{n_orders}"
+        f"{'' if cell_workers == default_workers else f'-w{cell_workers}'}{suffix}-r{repeat}",
         scenario=f"{matrix.topology}_{mode}",
         implementation=matrix.server["name"],
         client=matrix.client["name"],
@@ -148,7 +161,23 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for n_clients, n_orders in sizes[bool(LATENCY_PROFILES[profile])]
         for repeat in range(1, matrix.repeats + 1)
     ]
+    seen = {spec.cell_id for spec in cells}
+    # A seed-server cell the grid above already has (clients <= workers) is not run twice.
+    cells += [spec for spec in seed_unary_cells(run_id, matrix) if spec.cell_id not in seen]
     return cells + aa_pair_cells(run_id, matrix)
+
+
+def seed_unary_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """Unary on exactly `workers` threads at every seed_unary_* size (orders >= clients)."""
+    return [
+        cell(run_id, matrix, profile, "unary", sec, n_clients, n_orders, repeat, matrix.workers)
+        for profile in matrix.seed_unary_profiles
+        for sec in matrix.seed_unary_security
+        for n_clients in matrix.seed_unary_clients
+        for n_orders in matrix.seed_unary_orders
+        if n_orders >= n_clients
+        for repeat in range(1, matrix.repeats + 1)
+    ]
 
 
 def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
