@@ -220,22 +220,29 @@ def aa_rows(pairs: list[tuple[int, str, float, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_kind_floor_takes_the_widest_round_and_claim_metric_only():
+def test_kind_floor_is_the_largest_aa_effect_over_the_claim_metrics_only():
     rows = aa_rows(
         [
             (1, "rps", 100.0, 105.0),
-            (2, "rps", 100.0, 80.0),  # the widest: |log(100/80)| = log 1.25
+            (2, "rps", 100.0, 80.0),  # one bad round: 1.25 alone, but not the effect
             (3, "rps", 100.0, 110.0),
+            (1, "latency_p50", 10.0, 12.0),
+            (2, "latency_p50", 10.0, 12.0),
+            (3, "latency_p50", 10.0, 12.0),
             (2, "p99", 1.0, 9.0),  # no claim is judged on p99: not part of the floor
         ]
     )
-    floor = kind_floor("hello", rows, {"rps"})
+    floor = kind_floor("hello", rows, {"rps", "latency_p50"})
     assert floor is not None
-    assert floor.floor == pytest.approx(0.25)
-    assert (floor.widest_metric, floor.widest_round, floor.rounds) == ("rps", 2, 3)
+    # rps: the median of the nine a_i / b_j is 100 / 105, a drift of 5%, not the 25% of
+    # round 2 alone; latency_p50: 10 / 12 every time, 20%: the kind's floor.
+    assert floor.floor == pytest.approx(0.2)
+    assert (floor.widest_metric, floor.rounds) == ("latency_p50", 3)
+    only_rps = kind_floor("hello", rows, {"rps"})
+    assert only_rps is not None and only_rps.floor == pytest.approx(0.05)
     assert "concurrency=10" in floor.configuration
     judging = NoiseFloor((floor,)).judging()
-    assert judging.margin == pytest.approx(0.25) and "round 2" in judging.source
+    assert judging.margin == pytest.approx(0.2) and "over 3 rounds" in judging.source
 
 
 def test_a_quiet_aa_pair_leaves_the_margin_at_its_floor():

@@ -6,11 +6,16 @@ strays is noise that a claim's ratio carries too. Defined precisely:
 
 - a kind of client is a study's A/A configuration (its load: ghz on hello, the Python
   clients on pyclients, ...);
-- for each round r where both copies ran and each metric m a ratio claim of that study is
-  judged on, d(r, m) = |log(a / b)|;
-- the kind's floor is exp(max over r and m of d) - 1: the widest A/A drift seen between two
-  cells of one configuration in one round (with n rounds, a next round exceeds it with
-  probability about 1 / (n + 1));
+- for each metric m a ratio claim of that study is judged on, the A/A effect is the
+  Hodges-Lehmann factor of copy a over copy b (the median of a_i / b_j over every pair of
+  rounds), computed exactly as a claim's effect is (perflab.analysis.verdicts), and
+  d(m) = |log of it|: the factor by which drift alone moves a claim's effect in this run;
+- the kind's floor is exp(max over m of d) - 1.
+
+Not the widest single-round ratio: a claim compares groups of rounds, so one bad round
+moves its effect by far less than that round's ratio, and a margin set by the single worst
+round (it was 94% on a loaded host) would leave nearly every claim undecidable; the A/A
+effect is the drift a claim's effect really carries.
 - the run's floor is the largest kind's floor, and the decision margin max(10%, floor)
   (perflab.analysis.verdicts.judging_from_noise_floor): one margin for every claim, set by
   the noisiest measurement the claims rest on.
@@ -19,6 +24,7 @@ strays is noise that a claim's ratio carries too. Defined precisely:
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +42,7 @@ NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "
 
 @dataclass(frozen=True)
 class KindFloor:
-    """One kind of client's A/A drift: the widest |a / b - 1| on the log scale."""
+    """One kind of client's A/A drift: its largest A/A effect, |a / b - 1| on the log scale."""
 
     study: str
     client: str
@@ -44,9 +50,8 @@ class KindFloor:
     metrics: tuple[str, ...]
     rounds: int
     floor: float
-    # Where the widest drift was: metric and round.
+    # The metric whose A/A effect is the largest.
     widest_metric: str
-    widest_round: int
 
     def kind(self) -> str:
         return f"{self.client} on {self.study}"
@@ -68,8 +73,8 @@ class NoiseFloor:
             return Judging()
         among = f"; the widest of {len(self.kinds)} kinds of client" if len(self.kinds) > 1 else ""
         where = (
-            f"its A/A cells ({widest.kind()}, {widest.widest_metric}, round "
-            f"{widest.widest_round}{among})"
+            f"its A/A cells ({widest.kind()}, {widest.widest_metric} over "
+            f"{widest.rounds} rounds{among})"
         )
         return judging_from_noise_floor(widest.floor, where)
 
@@ -89,18 +94,25 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
     both = both[(both["a"] > 0) & (both["b"] > 0)]
     if both.empty:
         return None
-    drift = (both["a"].astype(float) / both["b"].astype(float)).map(lambda r: abs(math.log(r)))
-    round_, metric = drift.idxmax()
+    drift = {
+        str(metric): abs(math.log(hodges_lehmann(part["a"], part["b"])))
+        for metric, part in both.groupby(level="metric")
+    }
+    metric = max(drift, key=lambda m: drift[m])
     return KindFloor(
         study=study,
         client=str(rows["client"].iloc[0]),
         configuration=configuration(rows),
-        metrics=tuple(sorted(set(both.index.get_level_values("metric")))),
+        metrics=tuple(sorted(drift)),
         rounds=len(set(both.index.get_level_values("repeat"))),
-        floor=math.expm1(float(drift.max())),
-        widest_metric=str(metric),
-        widest_round=int(round_),
+        floor=math.expm1(drift[metric]),
+        widest_metric=metric,
     )
+
+
+def hodges_lehmann(a: pd.Series, b: pd.Series) -> float:
+    """The median of every ratio a_i / b_j: the effect estimate the verdicts use."""
+    return statistics.median(float(x) / float(y) for x in a for y in b)
 
 
 def configuration(rows: pd.DataFrame) -> str:
