@@ -83,3 +83,32 @@ def test_the_state_pattern_sees_each_spelling():
     ):
         assert ANOTHER_PLAYS_STATE.search(text), text
     assert not ANOTHER_PLAYS_STATE.search("hostvars[groups['servers'][0]]['perflab_data_address']")
+
+
+STUDY_PLAYBOOKS = sorted(
+    path for path in (REPO / "playbooks").glob("*.yml") if "study_run_study:" in path.read_text()
+)
+
+
+@pytest.mark.parametrize("playbook", STUDY_PLAYBOOKS, ids=lambda p: p.stem)
+def test_every_study_playbook_passes_the_runner_role_its_required_inputs(playbook):
+    assert not missing_study_run_inputs(yaml.safe_load(playbook.read_text()))
+
+
+def missing_study_run_inputs(plays: list) -> list[str]:
+    """Required study_run inputs a playbook's `role: study_run` entries leave out."""
+    spec = yaml.safe_load((REPO / "roles/study_run/meta/argument_specs.yml").read_text())
+    required = {
+        k for k, v in spec["argument_specs"]["main"]["options"].items() if v.get("required")
+    }
+    missing = []
+    for play in plays:
+        for role in play.get("roles", []):
+            if isinstance(role, dict) and role.get("role") == "study_run":
+                missing += sorted(required - set(role.get("vars", {})))
+    return missing
+
+
+def test_the_input_check_names_a_missing_input():
+    plays = [{"roles": [{"role": "study_run", "vars": {"study_run_study": "x"}}]}]
+    assert missing_study_run_inputs(plays) == ["study_run_cells", "study_run_id"]

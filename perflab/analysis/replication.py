@@ -314,9 +314,10 @@ def noise_html(noise: NoiseFloor) -> str:
     )
     return (
         "<p>Noise floor: per kind of client, one configuration ran twice in every round (A/A "
-        "cells, left out of every table and claim); its floor is the widest |a / b - 1| (on "
-        "the log scale) over the rounds and the metrics its study's claims are judged on. The "
-        "margin is the largest floor, never below 10%.</p>"
+        "cells, left out of every table and claim); its floor is the A/A effect a claim would "
+        "see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b across rounds, "
+        "the largest over the metrics its study's claims are judged on. The margin is the "
+        "largest floor, never below 10%.</p>"
         f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
         "</tbody></table>"
     )
