@@ -11,10 +11,11 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
+from perflab.analysis.claims import read_claims
 from perflab.analysis.frames import read_run
-from perflab.analysis.noise import NoiseFloor, kind_floor, noise_floor
-from perflab.analysis.replication import index_html, replicate
-from perflab.analysis.verdicts import MIN_MARGIN
+from perflab.analysis.noise import KindFloor, NoiseFloor, kind_floor, noise_floor
+from perflab.analysis.replication import Replication, index_html, replicate
+from perflab.analysis.verdicts import MIN_MARGIN, judge_run
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.rounds import aa_copies, round_order, round_seed
@@ -178,7 +179,7 @@ def test_tables_and_claims_never_see_aa_cells_unless_asked(tmp_path):
     assert sorted(with_twins[AA_PARAM].dropna().unique()) == ["a", "b"]
 
 
-def test_the_floor_is_the_widest_aa_drift_and_sets_the_margin(tmp_path):
+def test_the_floor_is_the_aa_effect_and_sets_its_study_s_margin(tmp_path):
     run = run_with_aa_pair(tmp_path)
     frame = read_run(run)
     rps = frame[frame["metric"] == "rps"].set_index("implementation")["value"]
@@ -187,9 +188,11 @@ def test_the_floor_is_the_widest_aa_drift_and_sets_the_margin(tmp_path):
     (kind,) = replication.noise.kinds
     assert kind.study == "hello" and kind.rounds == 1 and "rps" in kind.metrics
     assert kind.floor >= drift - 1e-12  # rps is one of the metrics the claims use
-    assert replication.judging.margin == pytest.approx(max(MIN_MARGIN, kind.floor))
+    margin = max(MIN_MARGIN, kind.floor)
+    assert replication.by_study["hello"].margin == pytest.approx(margin)
+    assert all(v.judging.margin == pytest.approx(margin) for v in replication.verdicts)
     page = index_html(replication, {})
-    assert "Noise floor" in page and "ghz on hello" in page and "sets the margin" in page
+    assert "Noise floor" in page and "ghz on hello" in page and f"hello {margin:.0%}" in page
 
 
 def test_a_run_without_aa_cells_keeps_the_floor_margin_and_shows_no_floor(tmp_path):
@@ -255,3 +258,19 @@ def test_a_quiet_aa_pair_leaves_the_margin_at_its_floor():
 def test_a_round_missing_one_copy_gives_no_floor():
     rows = aa_rows([(1, "rps", 100.0, 80.0)])
     assert kind_floor("hello", rows[rows[AA_PARAM] == "a"], {"rps"}) is None
+
+
+def test_each_study_is_judged_with_its_own_floor_and_a_study_without_one_with_the_default():
+    quiet = KindFloor("hello", "ghz", "x", ("rps",), 3, 0.04, "rps")
+    noisy = KindFloor("watch", "watch_client", "y", ("server_cpu_seconds",), 3, 0.6, "rps")
+    by_study = NoiseFloor((quiet, noisy)).judging_by_study()
+    assert by_study["hello"].margin == MIN_MARGIN  # below the floor of 10%: 10%
+    assert by_study["watch"].margin == pytest.approx(0.6)
+    claims = read_claims(REPO / "data" / "reference" / "claims.yml")
+    picked = [next(c for c in claims if c.study == s) for s in ("hello", "watch", "orders")]
+    verdicts = judge_run(FIXTURE, picked, None, by_study)
+    margins = {v.claim.study: v.judging.margin for v in verdicts}
+    assert margins == {"hello": MIN_MARGIN, "watch": pytest.approx(0.6), "orders": MIN_MARGIN}
+    sentence = Replication("r", verdicts, by_study=by_study).margin_sentence()
+    assert "hello 10%; watch 60%; 10% for a study without A/A cells" in sentence
+    assert Replication("r", verdicts).margin_sentence().startswith("Decision margin: 10%")

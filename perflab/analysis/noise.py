@@ -16,9 +16,10 @@ Not the widest single-round ratio: a claim compares groups of rounds, so one bad
 moves its effect by far less than that round's ratio, and a margin set by the single worst
 round (it was 94% on a loaded host) would leave nearly every claim undecidable; the A/A
 effect is the drift a claim's effect really carries.
-- the run's floor is the largest kind's floor, and the decision margin max(10%, floor)
-  (perflab.analysis.verdicts.judging_from_noise_floor): one margin for every claim, set by
-  the noisiest measurement the claims rest on.
+- each study's claims are judged with the margin its own kind of client sets,
+  max(10%, floor) (perflab.analysis.verdicts.judging_from_noise_floor); a study without A/A
+  cells keeps 10%. Not one run-wide margin from the noisiest kind: a watch server's CPU
+  drifting says nothing about ghz's req/s, and would leave every hello claim undecidable.
 """
 
 from __future__ import annotations
@@ -66,6 +67,16 @@ class NoiseFloor:
     @property
     def widest(self) -> KindFloor | None:
         return max(self.kinds, key=lambda kind: kind.floor, default=None)
+
+    def judging_by_study(self) -> dict[str, Judging]:
+        """Each study's decision margin, from its own kind of client's floor."""
+        return {
+            kind.study: judging_from_noise_floor(
+                kind.floor,
+                f"its A/A cells ({kind.kind()}, {kind.widest_metric} over {kind.rounds} rounds)",
+            )
+            for kind in self.kinds
+        }
 
     def judging(self) -> Judging:
         widest = self.widest

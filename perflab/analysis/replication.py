@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.analysis.claims import Claim, read_claims
@@ -22,12 +22,14 @@ from perflab.analysis.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    MIN_MARGIN,
     NOT_MEASURED,
     VERDICTS,
     Judging,
     Verdict,
     format_effect,
     judge_run,
+    percent,
     run_topology,
 )
 
@@ -50,9 +52,27 @@ class Replication:
     verdicts: list[Verdict]
     reference_id: str | None = None
     reference: list[Verdict] | None = None
+    # The margin of a study without a margin of its own in `by_study`.
     judging: Judging = Judging()
-    # The run's A/A drift per kind of client, which set `judging`'s margin (none: no A/A cells).
+    # The run's A/A drift per kind of client (none: no A/A cells) ...
     noise: NoiseFloor = NoiseFloor(())
+    # ... and the margin each study's own floor set.
+    by_study: dict[str, Judging] = field(default_factory=dict)
+
+    def margin_sentence(self) -> str:
+        """How the data decide: the margin (per study where A/A cells set one)."""
+        if not self.by_study:
+            return self.judging.sentence()
+        margins = "; ".join(
+            f"{study} {judging.margin:.0%}" for study, judging in sorted(self.by_study.items())
+        )
+        return (
+            f"Decision margin per study, each from its own A/A cells (never below "
+            f"{MIN_MARGIN:.0%}): {margins}; {self.judging.margin:.0%} for a study without A/A "
+            f"cells. A decided verdict clears its threshold by its study's margin with an "
+            f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
+            "wholly inside the margin zone is 'at its threshold'."
+        )
 
     def reference_of(self, claim: Claim) -> Verdict | None:
         if self.reference is None:
@@ -102,15 +122,17 @@ def replicate(
         read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir)
     )
     noise = noise_floor(run_dir, claims)
-    judging = judging or noise.judging()
+    # A judging given by the caller is every study's; else each study's own floor sets its.
+    by_study = {} if judging is not None else noise.judging_by_study()
+    judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
-    verdicts = judge_run(run_dir, claims, judging) if claims else []
+    verdicts = judge_run(run_dir, claims, judging, by_study) if claims else []
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     if other is None or not claims:
-        return Replication(run_dir.name, verdicts, judging=judging, noise=noise)
-    theirs = judge_run(other, claims, judging)
-    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise)
+        return Replication(run_dir.name, verdicts, judging=judging, noise=noise, by_study=by_study)
+    theirs = judge_run(other, claims, judging, by_study)
+    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise, by_study)
 
 
 SAME = "same"
@@ -199,8 +221,8 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
-        f"<p>{html.escape(replication.judging.sentence())} {html.escape(EFFECTS)}</p>",
-        noise_html(replication.noise),
+        f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
+        noise_html(replication.noise, replication.by_study),
     ]
     if replication.reference is not None:
         moved = [v for v in verdicts if replication.differs(v)]
@@ -287,12 +309,11 @@ EFFECTS = (
 )
 
 
-def noise_html(noise: NoiseFloor) -> str:
-    """The run's noise floor per kind of client, and which one set the margin; '' for a run
-    without A/A cells (the margin sentence says so)."""
+def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
+    """The run's noise floor per kind of client, and the margin it set for its study; '' for
+    a run without A/A cells (the margin sentence says so)."""
     if not noise.kinds:
         return ""
-    widest = noise.widest
     rows = [
         "<tr>"
         + "".join(
@@ -302,7 +323,8 @@ def noise_html(noise: NoiseFloor) -> str:
                 kind.configuration,
                 ", ".join(kind.metrics),
                 str(kind.rounds),
-                f"{kind.floor:.1%}" + (" (sets the margin)" if kind is widest else ""),
+                f"{kind.floor:.1%}",
+                f"{by_study[kind.study].margin:.0%}" if kind.study in by_study else "",
             )
         )
         + "</tr>"
@@ -310,14 +332,21 @@ def noise_html(noise: NoiseFloor) -> str:
     ]
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("kind of client", "A/A configuration", "metrics", "rounds", "noise floor")
+        for h in (
+            "kind of client",
+            "A/A configuration",
+            "metrics",
+            "rounds",
+            "noise floor",
+            "its study's margin",
+        )
     )
     return (
         "<p>Noise floor: per kind of client, one configuration ran twice in every round (A/A "
         "cells, left out of every table and claim); its floor is the A/A effect a claim would "
         "see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b across rounds, "
-        "the largest over the metrics its study's claims are judged on. The margin is the "
-        "largest floor, never below 10%.</p>"
+        "the largest over the metrics its study's claims are judged on. It sets the margin of "
+        "its study's claims, never below 10%.</p>"
         f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
         "</tbody></table>"
     )
