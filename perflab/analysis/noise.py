@@ -25,12 +25,12 @@ effect is the drift a claim's effect really carries.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim
+from perflab.analysis.intervals import hodges_lehmann_ratio
 from perflab.analysis.verdicts import Judging, judging_from_noise_floor
 from perflab.contract.cell import AA_PARAM
 
@@ -106,7 +106,7 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
     if both.empty:
         return None
     drift = {
-        str(metric): abs(math.log(hodges_lehmann(part["a"], part["b"])))
+        str(metric): abs(math.log(hodges_lehmann_ratio(list(part["a"]), list(part["b"]))))
         for metric, part in both.groupby(level="metric")
     }
     metric = max(drift, key=lambda m: drift[m])
@@ -119,11 +119,6 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         floor=math.expm1(drift[metric]),
         widest_metric=metric,
     )
-
-
-def hodges_lehmann(a: pd.Series, b: pd.Series) -> float:
-    """The median of every ratio a_i / b_j: the effect estimate the verdicts use."""
-    return statistics.median(float(x) / float(y) for x in a for y in b)
 
 
 def configuration(rows: pd.DataFrame) -> str:
