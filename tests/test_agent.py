@@ -20,7 +20,9 @@ import yaml
 
 from perflab.analysis import frames
 from perflab.contract.cell import CellSpec
+from perflab.contract.matrix import expand
 from perflab.host.agent_client import AgentError, call
+from perflab.host.impls import discover
 from perflab.host.net import free_port, port_open
 from perflab.host.runner import CellRunner
 from tests.conftest import GROUP_VARS, REPO, study_vars
@@ -219,7 +221,9 @@ def test_hello_study_through_ansible_with_remote_servers(tmp_path, host_paths):
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     cells = [json.loads(p.read_text()) for p in (tmp_path / run_id / "hello").glob("*/cell.json")]
-    assert len(cells) == len(study_vars("hello")[0]["implementations"])
+    matrix, profiles = study_vars("hello")
+    planned = expand(run_id, "hello", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    assert sorted(c["cell_id"] for c in cells) == sorted(spec.cell_id for spec in planned)
     for cell in cells:
         assert cell["status"] in ("ok", "bound"), cell["error"]
         assert cell["hosts"]["server"] == "127.0.0.1"  # the agent's address, not local start

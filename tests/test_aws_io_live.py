@@ -24,7 +24,7 @@ from perflab.host.impls import discover
 from perflab.host.launch import server_env, serving
 from perflab.host.net import free_port
 from perflab.host.runner import CellRunner
-from tests.conftest import REPO, study_vars
+from tests.conftest import REPO, matrix_only, study_vars
 
 # Every test here starts S3, MongoDB, servers or ansible-playbook.
 pytestmark = pytest.mark.live
@@ -315,8 +315,8 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
         latency_profiles=["region"],
         concurrency=[2],
     )
-    (spec,) = expand(
-        "latency", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers"))
+    (spec,) = matrix_only(
+        expand("latency", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
     )
     spec.load.ghz_version = GHZ_VERSION
     record = CellRunner(deps, tmp_path).run(spec)
@@ -347,7 +347,9 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, 
         latency_profiles=["region"],
         concurrency=[2],
     )
-    (spec,) = expand("remote", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    (spec,) = matrix_only(
+        expand("remote", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    )
     spec.load.ghz_version = GHZ_VERSION
     runner = CellRunner(
         deps,

@@ -20,7 +20,7 @@ from perflab.host.launch import LaunchError, start_load_proxy, start_proxies
 from perflab.host.proxy import LatencyProxy, ProxyError, applied_delay_ms
 from perflab.host.runner import CellRunner
 from perflab.host.sampler import ResourceSampler
-from tests.conftest import study_vars
+from tests.conftest import matrix_only, study_vars
 from tests.test_orders_live import IMPLS
 
 
@@ -56,8 +56,9 @@ def orders_cells(profiles: list[str]) -> dict[str, CellSpec]:
         delayed_orders=[30],
         warmup=2,
         repeats=1,
+        seed_unary_profiles=[],
     )
-    cells = expand("run1", "orders", matrix, {}, "smoke", set(IMPLS))
+    cells = matrix_only(expand("run1", "orders", matrix, {}, "smoke", set(IMPLS)))
     return {cell.params["latency_profile"]: cell for cell in cells}
 
 

@@ -23,7 +23,7 @@ from perflab.host.launch import ServerProcess, launch_server, server_env
 from perflab.host.net import free_port
 from perflab.host.runner import CellRunner
 from perflab.studies.throughput import matrix as study
-from tests.conftest import REPO
+from tests.conftest import REPO, study_vars
 
 pytestmark = pytest.mark.live
 
@@ -282,9 +282,12 @@ def test_generated_certificates_name_the_loopback_and_chain_to_the_ca(host_paths
 
 
 def cell(size: int, run_id: str) -> CellSpec:
-    config = {"chunk_bytes": CHUNK, "warmup_bytes": 0, "timeout_s": 10.0}
-    impls = {"go": {"server": SERVERS["go"], "client": CLIENTS["go"]}}
-    return study.grpc_cell(run_id, impls, "go", "go", "none", size, 1, config)
+    """A Go-to-Go cell built by the study's own code from its group_vars record, with a small
+    chunk, no warm-up and a short timeout: this checks the runner, it does not measure."""
+    config, _ = study_vars("throughput")
+    config.update(chunk_bytes=CHUNK, warmup_bytes=0, timeout_s=10.0)
+    matrix = study.checked(config, set(IMPLS))
+    return study.grpc_cell(run_id, matrix, "go", "go", "none", size, 1)
 
 
 def test_a_payload_larger_than_memory_is_refused_before_the_server_starts(host_paths, tmp_path):

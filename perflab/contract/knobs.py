@@ -242,7 +242,8 @@ class Impl:
 
     def check(self, key: str, value: Any, context: Context) -> str:
         if value not in context.known_impls:
-            raise MatrixError(f"{key}: unknown {value!r}; known: {sorted(context.known_impls)}")
+            known = sorted(context.known_impls)
+            raise MatrixError(f"{key}: unknown server {value!r}; known servers: {known}")
         return value
 
 
