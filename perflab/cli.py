@@ -159,6 +159,35 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_adapt(args: argparse.Namespace) -> int:
+    """Validate the adaptive rounds' knobs (--look 0), or plan look N's rounds: JSON with
+    the progress line and the cells to run, grouped by study."""
+    from perflab.contract.adaptive import read
+    from perflab.contract.knobs import MatrixError
+
+    config = json.load(sys.stdin)
+    try:
+        adaptive = read(config.get("adaptive"), config.get("profiles"), args.profile)
+    except MatrixError as exc:
+        print(f"adaptive rounds refused: {exc}", file=sys.stderr)
+        return 2
+    if args.look == 0:
+        print(json.dumps(asdict(adaptive)))
+        return 0
+    if refused_run_dir("adapt", args.run_dir):
+        return 2
+    from perflab.analysis.replication import plan_next_look
+
+    run_dir = Path(args.run_dir)
+    plan = plan_next_look(run_dir, Path(args.reference), adaptive, args.look)
+    log_progress(run_dir / "progress.log", plan.progress)
+    cells: dict[str, list[dict]] = {}
+    for cell in plan.cells:
+        cells.setdefault(cell.study, []).append(asdict(cell))
+    json.dump({"progress": plan.progress, "cells": cells}, sys.stdout)
+    return 0
+
+
 def run_id_arg(value: str) -> str:
     """argparse's type for a run id: its refusal is perflab.contract.runid's one line."""
     try:
@@ -238,6 +267,13 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--reference", default="data/reference")
     report.add_argument("--notebooks", default="notebooks")
     report.set_defaults(func=cmd_report)
+
+    adapt = sub.add_parser("adapt", help="plan a look's extra rounds for the undecided claims")
+    adapt.add_argument("--run-dir", help="the run so far, on the controller")
+    adapt.add_argument("--reference", default="data/reference", help="claims and seed tables")
+    adapt.add_argument("--profile", required=True, help="the run's profile (its knobs)")
+    adapt.add_argument("--look", type=int, required=True, help="1, 2, ...; 0 checks the knobs")
+    adapt.set_defaults(func=cmd_adapt)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
     verdicts.add_argument("--run-dir", required=True)

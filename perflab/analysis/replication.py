@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
@@ -28,10 +29,10 @@ from perflab.analysis.verdicts import (
     Judging,
     Verdict,
     format_effect,
-    judge_run,
     percent,
     run_topology,
 )
+from perflab.contract.adaptive import Adaptive
 
 CLAIMS_FILE = "claims.yml"
 REFERENCE_RUNS_FILE = "reference_runs.yml"
@@ -58,6 +59,8 @@ class Replication:
     noise: NoiseFloor = NoiseFloor(())
     # ... and the margin each study's own floor set.
     by_study: dict[str, Judging] = field(default_factory=dict)
+    # The looks the run took (its adaptive.json); None: every claim judged on the base rounds.
+    ledger: Ledger | None = None
 
     def margin_sentence(self) -> str:
         """How the data decide: the margin (per study where A/A cells set one)."""
@@ -105,6 +108,21 @@ def reference_run(run_dir: Path, reference_dir: Path) -> Path | None:
     return folder if folder.is_dir() else None
 
 
+def reference_claims(reference_dir: Path) -> list[Claim]:
+    """The claims, with the seed configurations each covers from the reference tables."""
+    return with_seed_configurations(
+        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir)
+    )
+
+
+def plan_next_look(run_dir: Path, reference_dir: Path, adaptive: Adaptive, index: int) -> Plan:
+    """Look `index`'s rounds, the claims judged as the report will judge them: each study
+    with the margin its own A/A cells set."""
+    claims = reference_claims(reference_dir)
+    by_study = noise_floor(run_dir, claims).judging_by_study()
+    return plan_look(run_dir, claims, adaptive, index, Judging(), by_study)
+
+
 def replicate(
     run_dir: str | Path,
     reference_dir: str | Path,
@@ -118,21 +136,22 @@ def replicate(
     `judging` the margin is the one this run's noise floor sets (its A/A cells, measured
     over every claim's metrics, so a study page and the index judge alike)."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
-    claims = with_seed_configurations(
-        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir)
-    )
+    claims = reference_claims(reference_dir)
     noise = noise_floor(run_dir, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
     by_study = {} if judging is not None else noise.judging_by_study()
     judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
-    verdicts = judge_run(run_dir, claims, judging, by_study) if claims else []
+    verdicts = judge_run_looks(run_dir, claims, judging, by_study) if claims else []
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
+    ledger = Ledger.read(run_dir)
     if other is None or not claims:
-        return Replication(run_dir.name, verdicts, judging=judging, noise=noise, by_study=by_study)
-    theirs = judge_run(other, claims, judging, by_study)
-    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise, by_study)
+        return Replication(
+            run_dir.name, verdicts, judging=judging, noise=noise, by_study=by_study, ledger=ledger
+        )
+    theirs = judge_run_looks(other, claims, judging, by_study)
+    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise, by_study, ledger)
 
 
 SAME = "same"
@@ -223,6 +242,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"{tally(verdicts)}.</p>",
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
         noise_html(replication.noise, replication.by_study),
+        f"<p>{html.escape(looks_sentence(replication))}</p>",
     ]
     if replication.reference is not None:
         moved = [v for v in verdicts if replication.differs(v)]
@@ -233,7 +253,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + (" (marked ≠)." if moved else ".")
             + "</p>"
         )
-    head = ["seed", "claim", "test", "published", "measured [interval]", "verdict"]
+    head = ["seed", "claim", "test", "published", "measured [interval]", "verdict", "rounds"]
     head.append("configurations")
     if replication.reference is not None:
         head += ["reference run", ""]
@@ -261,6 +281,7 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
         badge(verdict.verdict) + method_note(replication, verdict),
+        html.escape(rounds_of(verdict)),
         rests_on(verdict),
     ]
     if replication.reference is not None:
@@ -278,6 +299,41 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         else html.escape(claim.study)
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def rounds_of(verdict: Verdict) -> str:
+    """The rounds a verdict was decided on, and at which look: '3', '5 (look 1)'."""
+    if verdict.rounds is None or verdict.verdict == NOT_MEASURED:
+        return ""
+    return f"{verdict.rounds}" + (f" (look {verdict.look})" if verdict.look else "")
+
+
+def looks_sentence(replication: Replication) -> str:
+    """How many rounds decided the claims: the base rounds only, or the looks the run took,
+    what each gave the open claims, and the error the whole procedure may make."""
+    ledger = replication.ledger
+    if ledger is None or not ledger.taken:
+        return (
+            "Every claim was judged once, on its study's base rounds: the run took no "
+            "adaptive rounds."
+        )
+    adaptive = ledger.adaptive
+    taken = [look for look in ledger.taken if look.cells]
+    given = "; ".join(
+        f"look {look.index}: {len(look.chosen_claims)} of {len(look.open_claims)} open claims "
+        f"got {look.extra_rounds} round(s) more than the base"
+        for look in taken
+    )
+    later = sum(1 for v in replication.verdicts if v.look > 0 and v.verdict != INCONCLUSIVE)
+    return (
+        f"Adaptive rounds: after the base rounds the run took {len(taken)} of at most "
+        f"{adaptive.max_looks} look(s) ({given or 'none: no claim could use one'}); "
+        f"{later} claim(s) were settled at a later look. Every later look demands "
+        f"{percent(adaptive.look_coverage)} intervals, so a claim whose true effect sits on "
+        f"its threshold is decided at some look with at most "
+        f"{ledger.family_error():.0%} chance ({1 - ledger.base_coverage:.0%} at the base look "
+        f"+ {adaptive.max_looks} x {1 - adaptive.look_coverage:.0%}, Bonferroni over looks)."
+    )
 
 
 # How the index names a claim's method (claims.yml `method`).

@@ -153,6 +153,10 @@ class Verdict:
     deciding: PairResult | None = None
     pairs: tuple[PairResult, ...] = field(default_factory=tuple)
     judging: Judging = field(default_factory=Judging)
+    # The look that gave this verdict (0: the base rounds; perflab.analysis.adaptive) and
+    # the rounds of the claim's study by then (None: not judged over looks).
+    look: int = 0
+    rounds: int | None = None
 
     @property
     def effect(self) -> float | None:
@@ -581,7 +585,7 @@ def ratio_pair(
 ) -> PairResult:
     num, den = sides
     method = ratio_method(sides, judging)
-    interval = method.interval(TARGET_COVERAGE, judging.coverage)
+    interval = method.interval(max(TARGET_COVERAGE, judging.coverage), judging.coverage)
     verdict, reason = decide(
         interval,
         claim.direction,
@@ -636,7 +640,7 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> lis
         rates, errors, calls = cell_rates(claim, part)
         if not rates:
             continue
-        interval = clustered_rate_interval(rates)
+        interval = clustered_rate_interval(rates, max(TARGET_COVERAGE, judging.coverage))
         verdict, reason = decide(
             interval,
             claim.direction,
@@ -819,6 +823,12 @@ def run_topology(run_dir: Path) -> str:
     return str(json.loads(manifest.read_text()).get("topology", "localhost"))
 
 
+def run_frame(run_dir: str | Path, claims: list[Claim]) -> pd.DataFrame:
+    """The rows the claims are judged on: their studies' cells, derived metrics and bounds."""
+    run_dir = Path(run_dir)
+    return mark_lower_bounds(claim_frame(run_dir, {claim.study for claim in claims}), run_dir)
+
+
 def judge_run(
     run_dir: str | Path,
     claims: list[Claim],
@@ -828,7 +838,7 @@ def judge_run(
     """Every claim's verdict; a claim of a study in `by_study` is judged with that study's
     judging (its own noise floor's margin), any other with `judging`."""
     run_dir = Path(run_dir)
-    frame = mark_lower_bounds(claim_frame(run_dir, {claim.study for claim in claims}), run_dir)
+    frame = run_frame(run_dir, claims)
     topology = run_topology(run_dir)
     by_study = by_study or {}
     return [judge(claim, frame, topology, by_study.get(claim.study, judging)) for claim in claims]

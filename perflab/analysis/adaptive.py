@@ -1,0 +1,349 @@
+"""Verdicts over a run's looks, and the plan of the next look's rounds.
+
+A run's `adaptive.json` (the ledger) records the knobs, the highest base round of each study
+and every look taken: which claims were open, which got rounds, which cells ran. Verdicts are
+recomputed from the raw files alone with it: at look k a study's rows are those of rounds up
+to its base rounds plus the rounds added by then (perflab.contract.adaptive), judged at that
+look's coverage; a claim keeps the verdict of the first look that decided it, or found it at
+its threshold. A run without a ledger has one look, the base one.
+
+The plan of a look gives the open claims more rounds of the cells they rest on (every
+configuration of the claim: at a stricter coverage each needs the rounds), cheapest claims
+first, until the minutes left run out. A claim that is settled gets none, and a cell that
+no open claim rests on runs no more.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.analysis.verdicts import (
+    INCONCLUSIVE,
+    Judging,
+    Verdict,
+    judge,
+    run_frame,
+    run_topology,
+)
+from perflab.contract.adaptive import Adaptive, Look, configuration_of, in_round, looks, round_of
+from perflab.contract.cell import CellSpec, iter_cells
+from perflab.contract.rounds import round_order, round_seed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from perflab.analysis.claims import Claim
+
+LEDGER_FILE = "adaptive.json"
+# What one more cell costs beyond its own seconds: Ansible's task around it, about 0.6 s
+# a cell on the reference run (66.7 min of measuring for 58.9 min inside cells, 835 cells).
+CELL_OVERHEAD_S = 0.6
+# A study's configuration: (study, cell id without its round).
+Configuration = tuple[str, str]
+
+
+@dataclass
+class LookRecord:
+    """One look taken: the claims open before it, those that got its rounds and the cells."""
+
+    index: int
+    extra_rounds: int
+    coverage: float
+    open_claims: list[str]
+    chosen_claims: list[str]
+    cells: list[str]
+    estimate_s: float
+    note: str
+
+
+@dataclass
+class Ledger:
+    adaptive: Adaptive
+    base_coverage: float
+    base_rounds: dict[str, int]
+    taken: list[LookRecord] = field(default_factory=list)
+
+    def looks(self) -> list[Look]:
+        """The base look and every look whose rounds ran (a look that planned no cell is none)."""
+        schedule = looks(self.adaptive, self.base_coverage)
+        return schedule[: 1 + sum(1 for look in self.taken if look.cells)]
+
+    def family_error(self) -> float:
+        return self.adaptive.family_error(self.base_coverage)
+
+    def write(self, run_dir: Path) -> None:
+        (run_dir / LEDGER_FILE).write_text(json.dumps(asdict(self), indent=1) + "\n")
+
+    @classmethod
+    def read(cls, run_dir: Path) -> Ledger | None:
+        path = Path(run_dir) / LEDGER_FILE
+        if not path.is_file():
+            return None
+        raw = json.loads(path.read_text())
+        return cls(
+            Adaptive(**raw["adaptive"]),
+            float(raw["base_coverage"]),
+            {study: int(n) for study, n in raw["base_rounds"].items()},
+            [LookRecord(**look) for look in raw["taken"]],
+        )
+
+
+def base_rounds(run_dir: Path) -> dict[str, int]:
+    """Each study's highest round before any look: the rounds its matrix ran."""
+    highest: dict[str, int] = {}
+    for cell in iter_cells(run_dir, include_aa=True):
+        found = round_of(cell.record["cell_id"])
+        if found is not None:
+            study = cell.record["study"]
+            highest[study] = max(highest.get(study, 0), found)
+    return highest
+
+
+def judge_looks(
+    frame: pd.DataFrame,
+    claims: list[Claim],
+    schedule: list[Look],
+    rounds: dict[str, int],
+    topology: str = "localhost",
+    judging: Judging | None = None,
+    by_study: dict[str, Judging] | None = None,
+) -> list[Verdict]:
+    """Each claim's verdict at the first look that settles it (else at the last look): at
+    look k a study's rows are its rounds up to `rounds[study]` + the look's extra rounds."""
+    judging, by_study = judging or Judging(), by_study or {}
+    settled: dict[str, Verdict] = {}
+    for look in schedule:
+        limit = frame["study"].map(rounds).fillna(0).astype(float) + look.extra_rounds
+        part = frame[frame["repeat"].astype(float) <= limit]
+        for claim in claims:
+            if claim.id in settled and settled[claim.id].verdict != INCONCLUSIVE:
+                continue
+            base = by_study.get(claim.study, judging)
+            verdict = judge(claim, part, topology, replace(base, coverage=look.coverage))
+            settled[claim.id] = replace(verdict, look=look.index, rounds=rounds_of(verdict))
+    return [settled[claim.id] for claim in claims]
+
+
+def rounds_of(verdict: Verdict) -> int | None:
+    """The rounds (cells) a verdict's deciding configuration has on its larger side."""
+    pair = verdict.deciding
+    return None if pair is None else max(pair.n_numerator, pair.n_denominator)
+
+
+def judge_run_looks(
+    run_dir: Path,
+    claims: list[Claim],
+    judging: Judging | None = None,
+    by_study: dict[str, Judging] | None = None,
+) -> list[Verdict]:
+    """Every claim's verdict over the looks the run's ledger records (one look without)."""
+    judging = judging or Judging()
+    ledger = Ledger.read(run_dir)
+    frame = run_frame(run_dir, claims)
+    if ledger is None:
+        schedule, rounds = [Look(0, 0, judging.coverage)], {}
+        # Without a ledger every round is the base look's.
+        frame_rounds = frame.groupby("study")["repeat"].max() if not frame.empty else {}
+        rounds = {str(study): int(n) for study, n in dict(frame_rounds).items()}
+    else:
+        schedule, rounds = ledger.looks(), ledger.base_rounds
+    return judge_looks(frame, claims, schedule, rounds, run_topology(run_dir), judging, by_study)
+
+
+@dataclass(frozen=True)
+class Latest:
+    """A configuration's highest round so far, and the seconds that round's cell took."""
+
+    round: int
+    seconds: float
+
+
+def latest_rounds(run_dir: Path) -> dict[Configuration, Latest]:
+    """Each configuration's highest round and what it took (cell.json start to end)."""
+    latest: dict[Configuration, Latest] = {}
+    for cell in iter_cells(run_dir):
+        record = cell.record
+        found = round_of(record["cell_id"])
+        if found is None:
+            continue
+        took = (
+            datetime.fromisoformat(record["end"]) - datetime.fromisoformat(record["start"])
+        ).total_seconds()
+        key = (record["study"], configuration_of(record["cell_id"]))
+        if key not in latest or latest[key].round < found:
+            latest[key] = Latest(found, took)
+    return latest
+
+
+def claim_configurations(verdict: Verdict) -> set[Configuration]:
+    return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
+
+
+def choose(
+    open_verdicts: list[Verdict], cost: dict[Configuration, float], budget_s: float
+) -> tuple[list[Verdict], set[Configuration]]:
+    """The open claims that get more rounds, cheapest first (`cost`: the seconds a
+    configuration's missing rounds take; one two claims share is paid once), while the
+    seconds they add fit in `budget_s`."""
+    chosen: list[Verdict] = []
+    configurations: set[Configuration] = set()
+    spent = 0.0
+
+    def added(verdict: Verdict) -> float:
+        return sum(cost.get(key, 0.0) for key in claim_configurations(verdict) - configurations)
+
+    for verdict in sorted(open_verdicts, key=lambda v: (added(v), v.claim.id)):
+        extra = added(verdict)
+        if not claim_configurations(verdict) or spent + extra > budget_s:
+            continue
+        chosen.append(verdict)
+        configurations |= claim_configurations(verdict)
+        spent += extra
+    return chosen, configurations
+
+
+def templates(run_dir: Path, wanted: set[Configuration]) -> dict[Configuration, CellSpec]:
+    """The latest cell of each wanted configuration, as the spec to repeat."""
+    found: dict[Configuration, tuple[int, dict[str, Any]]] = {}
+    for cell in iter_cells(run_dir):
+        key = (cell.record["study"], configuration_of(cell.record["cell_id"]))
+        index = round_of(cell.record["cell_id"])
+        if key in wanted and index is not None and (key not in found or found[key][0] < index):
+            found[key] = (index, cell.record["spec"])
+    return {key: CellSpec.from_dict(spec) for key, (_, spec) in found.items()}
+
+
+def spent_seconds(run_dir: Path, rounds: dict[str, int]) -> float:
+    """Seconds the adaptive rounds have taken so far (cells past their study's base rounds)."""
+    total = 0.0
+    for cell in iter_cells(run_dir):
+        record = cell.record
+        found = round_of(record["cell_id"])
+        if found is not None and found > rounds.get(record["study"], found):
+            took = datetime.fromisoformat(record["end"]) - datetime.fromisoformat(record["start"])
+            total += took.total_seconds() + CELL_OVERHEAD_S
+    return total
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a look runs: its cells in run order, and the progress line that says why."""
+
+    ledger: Ledger
+    cells: list[CellSpec]
+    progress: str
+
+
+def plan_look(
+    run_dir: Path,
+    claims: list[Claim],
+    adaptive: Adaptive,
+    index: int,
+    judging: Judging,
+    by_study: dict[str, Judging] | None = None,
+) -> Plan:
+    """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
+    run's ledger; a look already recorded is planned again as recorded (a resume)."""
+    ledger = Ledger.read(run_dir) or Ledger(adaptive, judging.coverage, base_rounds(run_dir))
+    if ledger.adaptive != adaptive:
+        raise ValueError(
+            f"{run_dir / LEDGER_FILE} was planned with {asdict(ledger.adaptive)}, not "
+            f"{asdict(adaptive)}: resume a run with the knobs it started with"
+        )
+    recorded = next((look for look in ledger.taken if look.index == index), None)
+    if recorded is not None:
+        return Plan(ledger, resumed_cells(run_dir, recorded), f"look {index}: resumed as planned")
+    stop = why_no_look(ledger, index)
+    if stop:
+        return Plan(ledger, [], f"look {index}: none, {stop}")
+    frame = run_frame(run_dir, claims)
+    verdicts = judge_looks(
+        frame, claims, ledger.looks(), ledger.base_rounds, run_topology(run_dir), judging, by_study
+    )
+    still_open = [verdict for verdict in verdicts if verdict.verdict == INCONCLUSIVE]
+    look = looks(adaptive, ledger.base_coverage)[index]
+    left_s = adaptive.max_minutes * 60 - spent_seconds(run_dir, ledger.base_rounds)
+    chosen, cells, estimate = look_cells(run_dir, ledger, look, still_open, left_s)
+    cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
+    record = LookRecord(
+        index,
+        look.extra_rounds,
+        look.coverage,
+        sorted(v.claim.id for v in still_open),
+        sorted(v.claim.id for v in chosen),
+        [f"{cell.study}/{cell.cell_id}" for cell in cells],
+        round(estimate, 1),
+        look_note(still_open, chosen, estimate, left_s),
+    )
+    ledger.taken.append(record)
+    ledger.write(run_dir)
+    return Plan(ledger, cells, f"look {index} of {adaptive.max_looks}: {record.note}")
+
+
+def look_cells(
+    run_dir: Path, ledger: Ledger, look: Look, still_open: list[Verdict], left_s: float
+) -> tuple[list[Verdict], list[CellSpec], float]:
+    """The open claims the look's rounds go to, their cells and the seconds they should take.
+    Each configuration catches up to the look's rounds: one first chosen at a later look gets
+    every round it missed, or the look could not reach its coverage on it."""
+    latest = latest_rounds(run_dir)
+    missing = {
+        key: range(last.round + 1, ledger.base_rounds.get(key[0], 0) + look.extra_rounds + 1)
+        for key, last in latest.items()
+    }
+    cost = {
+        key: len(missing[key]) * (last.seconds + CELL_OVERHEAD_S) for key, last in latest.items()
+    }
+    chosen, configurations = choose(still_open, cost, left_s)
+    cells = [
+        in_round(template, repeat)
+        for key, template in sorted(templates(run_dir, configurations).items())
+        for repeat in missing[key]
+    ]
+    return chosen, cells, sum(cost[key] for key in configurations)
+
+
+def why_no_look(ledger: Ledger, index: int) -> str:
+    """Why look `index` takes no rounds ('' if it may); looks run in order."""
+    if index > ledger.adaptive.max_looks:
+        return f"the cap is {ledger.adaptive.max_looks} look(s)"
+    if index != len(ledger.taken) + 1:
+        raise ValueError(
+            f"look {index} planned after {len(ledger.taken)} look(s): looks run in order"
+        )
+    if ledger.taken and not ledger.taken[-1].cells:
+        return "the look before it ran no rounds"
+    return ""
+
+
+def look_note(
+    still_open: list[Verdict], chosen: list[Verdict], estimate: float, left_s: float
+) -> str:
+    if not still_open:
+        return "no claim is open"
+    names = ", ".join(verdict.claim.id for verdict in chosen) or "none"
+    return (
+        f"{len(still_open)} claim(s) open; {len(chosen)} get more rounds, about "
+        f"{estimate / 60:.1f} of the {max(left_s, 0) / 60:.1f} minutes left: {names}"
+    )
+
+
+def resumed_cells(run_dir: Path, recorded: LookRecord) -> list[CellSpec]:
+    """A recorded look's cells, rebuilt from the configurations' templates (a complete cell
+    is skipped by the runner, so a resume runs only what is missing)."""
+    wanted: dict[Configuration, list[int]] = {}
+    for name in recorded.cells:
+        study, cell_id = name.split("/", 1)
+        wanted.setdefault((study, configuration_of(cell_id)), []).append(round_of(cell_id) or 0)
+    found = templates(run_dir, set(wanted))
+    by_name = {
+        f"{study}/{configuration}-r{repeat}": in_round(found[(study, configuration)], repeat)
+        for (study, configuration), repeats in wanted.items()
+        if (study, configuration) in found
+        for repeat in repeats
+    }
+    return [by_name[name] for name in recorded.cells if name in by_name]
