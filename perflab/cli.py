@@ -188,6 +188,19 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """One line: how long the cells on stdin (study -> specs) should measure."""
+    from perflab.analysis.estimate import estimate, reference_for
+
+    cells = json.load(sys.stdin)
+    reference = reference_for(args.topology, Path(args.reference))
+    if reference is None:
+        print(f"no {args.topology} reference run to estimate the measuring time from")
+        return 0
+    print(estimate(cells, reference, args.adaptive_minutes).sentence())
+    return 0
+
+
 def run_id_arg(value: str) -> str:
     """argparse's type for a run id: its refusal is perflab.contract.runid's one line."""
     try:
@@ -274,6 +287,12 @@ def parser() -> argparse.ArgumentParser:
     adapt.add_argument("--profile", required=True, help="the run's profile (its knobs)")
     adapt.add_argument("--look", type=int, required=True, help="1, 2, ...; 0 checks the knobs")
     adapt.set_defaults(func=cmd_adapt)
+
+    estimate = sub.add_parser("estimate", help="how long a run's cells (stdin) should measure")
+    estimate.add_argument("--reference", default="data/reference", help="reference_runs.yml")
+    estimate.add_argument("--topology", default="localhost", help="whose reference run")
+    estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
+    estimate.set_defaults(func=cmd_estimate)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
     verdicts.add_argument("--run-dir", required=True)
