@@ -40,9 +40,19 @@ def test_matrix_names_existing_folders_and_options_they_take():
 def test_quick_profile_crosses_modes_clients_and_security():
     every = cells("quick")
     assert len({c.cell_id for c in every}) == len(every)
+    # The seed-scale cells: unary and bidi at 1 000 clients, each on 1 000 threads.
+    scale = [c for c in every if c.params["clients"] == 1000 == c.params["workers"]]
+    assert sorted({(c.params["mode"], c.params["orders"]) for c in scale}) == [
+        ("bidi", 10000),
+        ("unary", 10000),
+    ]
+    assert len(scale) == 2 * 3
+    assert {(c.params["security"], c.params["latency_profile"]) for c in scale} == {
+        ("plaintext", "none")
+    }
     # The seed-server unary cells: 10 workers whatever the client count.
     quick = [c for c in every if "-w10" not in c.cell_id and c.params["orders"] == 1000]
-    seed_server = [c for c in every if c not in quick]
+    seed_server = [c for c in every if c not in quick and c not in scale]
     assert sorted(
         {
             (c.params["latency_profile"], c.params["clients"], c.params["orders"])
@@ -52,11 +62,15 @@ def test_quick_profile_crosses_modes_clients_and_security():
         ("lan", 10, 10000),
         ("lan", 100, 1000),
         ("lan", 100, 10000),
+        ("lan", 1000, 1000),
+        ("lan", 1000, 10000),
         ("none", 10, 10000),
         ("none", 100, 1000),
         ("none", 100, 10000),
+        ("none", 1000, 1000),
+        ("none", 1000, 10000),
     ]
-    assert len(seed_server) == 6 * 3
+    assert len(seed_server) == 10 * 3
     for cell in seed_server:
         assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
         assert cell.params["workers"] == cell.server.options["workers"] == 10
@@ -104,7 +118,7 @@ def test_tls_dir_and_latency_profiles_reach_the_cells():
     # A delayed profile runs its own sizes; the runner puts the profile's proxy between the
     # client and the server (a latency_proxies entry for the load), the client knows nothing.
     lan = [c for c in some if c.params["latency_profile"] == "lan"]
-    assert {c.params["clients"] for c in lan} == {10, 100}
+    assert {c.params["clients"] for c in lan} == {10, 100, 1000}
     assert all(c.latency_proxies == [{"caller": "load", "one_way_ms": 0.5}] for c in lan)
     assert all(c.latency_proxies == [] for c in some if c.params["latency_profile"] == "none")
     assert all("latency_profile" not in c.load.client_options for c in some)

@@ -277,7 +277,13 @@ def plan_look(
         sorted(v.claim.id for v in chosen),
         [f"{cell.study}/{cell.cell_id}" for cell in cells],
         round(estimate, 1),
-        look_note(still_open, chosen, estimate, left_s),
+        look_note(
+            still_open,
+            chosen,
+            max(ledger.base_rounds.values(), default=0) + look.extra_rounds,
+            estimate,
+            left_s,
+        ),
     )
     ledger.taken.append(record)
     ledger.write(run_dir)
@@ -321,14 +327,19 @@ def why_no_look(ledger: Ledger, index: int) -> str:
 
 
 def look_note(
-    still_open: list[Verdict], chosen: list[Verdict], estimate: float, left_s: float
+    still_open: list[Verdict], chosen: list[Verdict], rounds: int, estimate: float, left_s: float
 ) -> str:
+    """What a look does, for the progress log: the open claims, those that get rounds (up
+    to `rounds` a side) and those the minutes left leave as they are."""
     if not still_open:
         return "no claim is open"
     names = ", ".join(verdict.claim.id for verdict in chosen) or "none"
+    given = {verdict.claim.id for verdict in chosen}
+    left_out = [v.claim.id for v in still_open if v.claim.id not in given]
     return (
-        f"{len(still_open)} claim(s) open; {len(chosen)} get more rounds, about "
-        f"{estimate / 60:.1f} of the {max(left_s, 0) / 60:.1f} minutes left: {names}"
+        f"{len(still_open)} claim(s) open; {len(chosen)} get more rounds, up to {rounds} a "
+        f"side, about {estimate / 60:.1f} of the {max(left_s, 0) / 60:.1f} minutes left: "
+        f"{names}" + (f"; left as they are: {', '.join(left_out)}" if left_out else "")
     )
 
 

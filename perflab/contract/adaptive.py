@@ -48,9 +48,9 @@ class Adaptive:
     over it (perflab_profiles_adaptive)."""
 
     max_looks: int = knob(Int(minimum=0), "looks after the base rounds at most; 0: none", 0)
-    first_look_rounds: int = knob(Int(), "rounds added before the first look", 2)
-    rounds_per_look: int = knob(Int(), "rounds added before each later look", 1)
-    look_coverage: float = knob(Coverage(), "coverage a later look's intervals need", 0.98)
+    first_look_rounds: int = knob(Int(), "rounds added before the first look", 5)
+    rounds_per_look: int = knob(Int(), "rounds added before each later look", 5)
+    look_coverage: float = knob(Coverage(), "coverage a later look's intervals need", 0.96)
     max_minutes: float = knob(Number(), "measuring minutes the adaptive rounds may take", 10.0)
 
     def rounds_before(self, look: int) -> int:

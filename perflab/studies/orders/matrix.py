@@ -75,6 +75,13 @@ class Matrix(ServerAndClient):
     seed_unary_clients: list[int] = knob(Ints(), "their clients", SameAs("clients"))
     seed_unary_orders: list[int] = knob(Ints(), "their orders", SameAs("orders"))
     seed_unary_security: list[str] = knob(Choices(SECURITY), "their security", SameAs("security"))
+    # The seed's regime for bidi against unary: many clients, each mode at the same client
+    # count on as many threads as the grid gives it, plaintext, no delay; [] modes: none.
+    scale_modes: list[str] = knob(
+        Choices(MODES, empty="none"), "modes of the seed-scale cells (many clients)", []
+    )
+    scale_clients: list[int] = knob(Ints(), "their clients", [1000])
+    scale_orders: list[int] = knob(Ints(), "their orders", [10000])
 
 
 def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
@@ -163,8 +170,23 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     ]
     seen = {spec.cell_id for spec in cells}
     # A seed-server cell the grid above already has (clients <= workers) is not run twice.
-    cells += [spec for spec in seed_unary_cells(run_id, matrix) if spec.cell_id not in seen]
+    for spec in seed_unary_cells(run_id, matrix) + scale_cells(run_id, matrix):
+        if spec.cell_id not in seen:
+            cells.append(spec)
+            seen.add(spec.cell_id)
     return cells + aa_pair_cells(run_id, matrix)
+
+
+def scale_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """Each scale mode at every scale size, plaintext and undelayed (orders >= clients)."""
+    return [
+        cell(run_id, matrix, "none", mode, "plaintext", n_clients, n_orders, repeat)
+        for mode in matrix.scale_modes
+        for n_clients in matrix.scale_clients
+        for n_orders in matrix.scale_orders
+        if n_orders >= n_clients
+        for repeat in range(1, matrix.repeats + 1)
+    ]
 
 
 def seed_unary_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
