@@ -89,16 +89,15 @@ def test_quick_profile_has_1_gib_everywhere_and_10_gib_three_times_per_own_pair(
     spec = cells("quick")
     big = [c for c in spec if c.params.get("payload_bytes") == 10 * GIB]
     # Three repeats: the size claims compare 10 GiB with 1 GiB, 3 vs 3 decides at 90%.
+    # grpc.aio, under no size claim, is left out (once.implementations).
     assert sorted((c.implementation, c.client, c.scenario, c.repeat) for c in big) == [
-        (name, name, "none", repeat)
-        for name in ("cpp", "go", "python", "python_aio")
-        for repeat in (1, 2, 3)
+        (name, name, "none", repeat) for name in ("cpp", "go", "python") for repeat in (1, 2, 3)
     ]
     rest = [c for c in spec if c.params["pair"] != "floor" and c not in big]
     assert {c.params["payload_bytes"] for c in rest} == {GIB}
     assert len(rest) == 7 * 3 * 3
     # What quick streams in all, to keep it within minutes on 2 cores.
-    assert sum(c.server.memory_bytes for c in spec) / GIB == 183
+    assert sum(c.server.memory_bytes for c in spec) / GIB == 153
 
 
 def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
@@ -129,6 +128,10 @@ def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
         (
             {"once": {"sizes": [GIB], "securities": ["none"], "repeats": 0}},
             "perflab_matrix_throughput.once.repeats",
+        ),
+        (
+            {"once": {"sizes": [GIB], "securities": ["none"], "implementations": ["rust"]}},
+            "perflab_matrix_throughput.once.implementations",
         ),
         (
             {"implementations": {"go": {"server": "go/nothing", "client": "go/throughput_client"}}},

@@ -97,25 +97,33 @@ class OnceSizes:
     sizes: list[int]
     securities: list[str]
     repeats: int
+    # Which of run_implementations take them; empty: all.
+    implementations: list[str]
 
 
 @dataclass(frozen=True)
 class Once:
-    """once: {sizes: [...], securities: [...], repeats: n (default 1)}; no sizes: none."""
+    """once: {sizes: [...], securities: [...], repeats: n (default 1), implementations:
+    [...] (default: every one that runs)}; no sizes: none."""
 
     def check(self, key: str, value: Any, context: Context) -> OnceSizes:
         if value in (None, {}):
-            return OnceSizes([], [], 1)
-        if not isinstance(value, dict) or set(value) - {"sizes", "securities", "repeats"}:
+            return OnceSizes([], [], 1, [])
+        keys = {"sizes", "securities", "repeats", "implementations"}
+        if not isinstance(value, dict) or set(value) - keys:
             raise MatrixError(
-                f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n}}"
+                f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n, "
+                "implementations: [...]}"
             )
         if not value.get("sizes"):
-            return OnceSizes([], [], 1)
+            return OnceSizes([], [], 1, [])
         return OnceSizes(
             Ints().check(f"{key}.sizes", value["sizes"], context),
             Choices(SECURITIES).check(f"{key}.securities", value.get("securities"), context),
             Int().check(f"{key}.repeats", value.get("repeats", 1), context),
+            Choices(KeysOf("implementations"), empty="none").check(
+                f"{key}.implementations", value.get("implementations"), context
+            ),
         )
 
 
@@ -240,6 +248,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         grpc_cell(run_id, matrix, name, name, security, size, repeat)
         for repeat in range(1, once.repeats + 1)
         for name in matrix.run_implementations
+        if not once.implementations or name in once.implementations
         for security in once.securities
         for size in once.sizes
         if size not in matrix.sizes
