@@ -125,7 +125,8 @@ def test_up_reaches_both_hosts_over_ssh_through_checked_veths(topology):
 
 def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(topology, tmp_path):
     """The study playbooks on the netns topology (smoke): every server started by the agent
-    in perflab-server, aws_io's S3 and MongoDB running in that namespace too."""
+    in perflab-server, aws_io's S3 and MongoDB running in that namespace too, and the
+    adaptive look's rounds run there as well."""
     up = topology
     assert up.returncode == 0, up.stdout[-4000:] + up.stderr
     run_id = "netns-smoke"
@@ -138,6 +139,8 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
             "playbooks/setup.yml",
             "playbooks/orders.yml",
             "playbooks/aws_io.yml",
+            # The looks pull the client's cells to the controller to judge them.
+            "playbooks/adaptive.yml",
             "playbooks/collect.yml",
             "-e",
             "perflab_profile=smoke",
@@ -161,6 +164,10 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
     import json
 
     run_dir = tmp_path / run_id
+    # The adaptive look judged the pulled cells and its cells ran on the client too.
+    (look,) = json.loads((run_dir / "adaptive.json").read_text())["taken"]
+    assert look["open_claims"] and look["cells"], look
+    assert all((run_dir / name / "cell.json").is_file() for name in look["cells"])
     for study in ("orders", "aws_io"):
         cells = [json.loads(p.read_text()) for p in (run_dir / study).glob("*/cell.json")]
         assert cells, f"no {study} cell in {run_dir}"
