@@ -294,3 +294,17 @@ def test_the_estimate_takes_each_configuration_s_time_from_the_reference_run(run
     assert result.guessed_studies == ["orders"]
     assert "plus at most 12 min of adaptive rounds" in result.sentence()
     assert "orders guessed at 5 s a cell" in result.sentence()
+
+
+def test_an_error_rate_verdict_counts_its_rounds_not_its_cells():
+    """An error-rate configuration pools the cells of each round (here two a round, as
+    aws_io's pooled concurrencies give): the index shows 3 rounds, not 6 cells."""
+    from tests.test_verdicts import error_cells, rate_claim
+
+    parts = [error_cells([0, 0, 0], 400) for _ in range(2)]
+    for index, part in enumerate(parts):
+        part["cell_id"] = [f"c{index}-r{repeat}" for repeat in part["repeat"]]
+    frame = pd.concat(parts, ignore_index=True)
+    (verdict,) = judge_looks(frame, [rate_claim(0.75)], looks(QUICK, 0.90)[:1], {"aws_io": 3})
+    assert verdict.deciding is not None and verdict.deciding.n_numerator == 6
+    assert verdict.rounds == 3

@@ -165,3 +165,19 @@ def test_a_killed_client_is_named_with_its_signal(tmp_path):
     (tmp_path / "time.txt").write_text('\tCommand being timed: "ghz"\n\tExit status: 1\n')
     assert killed_by(tmp_path / "time.txt") == ""
     assert killed_by(tmp_path / "missing.txt") == ""
+
+
+def test_large_proxy_logs_are_stored_gzipped_and_read_back_whole(tmp_path):
+    from perflab.contract.parsers import read_raw_text
+    from perflab.host.runner import PROXY_LOG_GZIP_BYTES, compress_proxy_logs
+
+    big = "".join(f'{{"message":"Accepted client","n":{i}}}\n' for i in range(5000))
+    assert len(big) > PROXY_LOG_GZIP_BYTES
+    (tmp_path / "proxy-load.log").write_text(big)
+    (tmp_path / "proxy-s3_endpoint.log").write_text("started\n")
+    (tmp_path / "server.log").write_text(big)  # read by analyses as it is: left alone
+    compress_proxy_logs(tmp_path)
+    assert not (tmp_path / "proxy-load.log").exists()
+    assert read_raw_text(tmp_path / "proxy-load.log") == big
+    assert (tmp_path / "proxy-s3_endpoint.log").read_text() == "started\n"
+    assert (tmp_path / "server.log").read_text() == big

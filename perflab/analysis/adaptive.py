@@ -129,9 +129,12 @@ def judge_looks(
 
 
 def rounds_of(verdict: Verdict) -> int | None:
-    """The rounds (cells) a verdict's deciding configuration has on its larger side."""
+    """The rounds the cells of a verdict's deciding configuration ran in (an error rate's
+    configuration may hold several cells a round: its rounds, not its cells)."""
     pair = verdict.deciding
-    return None if pair is None else max(pair.n_numerator, pair.n_denominator)
+    if pair is None:
+        return None
+    return len({round_of(cell) for cell in pair.cell_ids} - {None}) or None
 
 
 def judge_run_looks(
