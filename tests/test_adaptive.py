@@ -276,17 +276,17 @@ def test_the_cheapest_open_claims_are_chosen_first_and_a_shared_cell_is_paid_onc
 
 
 def test_the_estimate_takes_each_configuration_s_time_from_the_reference_run(run_dir):
-    from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds
+    from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
     from perflab.analysis.estimate import UNKNOWN_CELL_S, estimate
 
-    took = latest_rounds(run_dir)[("hello", "grpc_aio-steady-c10")].seconds
+    took = latest_rounds(round_records(run_dir))[("hello", "grpc_aio-steady-c10")].seconds
     spec = json.loads((run_dir / "hello" / "grpc_aio-steady-c10-r1" / "cell.json").read_text())
     other = dict(spec["spec"], cell_id="cpp-steady-c10-r1")
     result = estimate(
         {"hello": [spec["spec"], other], "orders": [{"cell_id": "x-r1"}]}, run_dir, 12
     )
     # grpc_aio's own time; cpp is not in the reference: the study's median cell there.
-    typical = sorted(latest.seconds for latest in latest_rounds(run_dir).values())[1]
+    typical = sorted(latest.seconds for latest in latest_rounds(round_records(run_dir)).values())[1]
     assert result.minutes_by_study["hello"] * 60 == pytest.approx(
         took + typical + 2 * CELL_OVERHEAD_S
     )

@@ -11,11 +11,12 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
+from perflab.analysis.adaptive import judge_run_looks
 from perflab.analysis.claims import read_claims
 from perflab.analysis.frames import read_run
 from perflab.analysis.noise import KindFloor, NoiseFloor, kind_floor, noise_floor
 from perflab.analysis.replication import Replication, index_html, replicate
-from perflab.analysis.verdicts import MIN_MARGIN, judge_run
+from perflab.analysis.verdicts import MIN_MARGIN
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.rounds import aa_copies, round_order, round_seed
@@ -268,7 +269,7 @@ def test_each_study_is_judged_with_its_own_floor_and_a_study_without_one_with_th
     assert by_study["watch"].margin == pytest.approx(0.6)
     claims = read_claims(REPO / "data" / "reference" / "claims.yml")
     picked = [next(c for c in claims if c.study == s) for s in ("hello", "watch", "orders")]
-    verdicts = judge_run(FIXTURE, picked, None, by_study)
+    verdicts = judge_run_looks(FIXTURE, picked, None, by_study)
     margins = {v.claim.study: v.judging.margin for v in verdicts}
     assert margins == {"hello": MIN_MARGIN, "watch": pytest.approx(0.6), "orders": MIN_MARGIN}
     sentence = Replication("r", verdicts, by_study=by_study).margin_sentence()

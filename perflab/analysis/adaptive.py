@@ -148,8 +148,8 @@ def judge_run_looks(
     ledger = Ledger.read(run_dir)
     frame = run_frame(run_dir, claims)
     if ledger is None:
-        schedule, rounds = [Look(0, 0, judging.coverage)], {}
         # Without a ledger every round is the base look's.
+        schedule = [Look(0, 0, judging.coverage)]
         frame_rounds = frame.groupby("study")["repeat"].max() if not frame.empty else {}
         rounds = {str(study): int(n) for study, n in dict(frame_rounds).items()}
     else:
@@ -157,28 +157,37 @@ def judge_run_looks(
     return judge_looks(frame, claims, schedule, rounds, run_topology(run_dir), judging, by_study)
 
 
+def cell_seconds(record: dict[str, Any]) -> float:
+    """What a cell took, from its cell.json's start to its end."""
+    took = datetime.fromisoformat(record["end"]) - datetime.fromisoformat(record["start"])
+    return took.total_seconds()
+
+
+def round_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The cell.json of every complete cell in a round (A/A cells and probes left out):
+    read once per plan, for its costs, its templates and the minutes spent."""
+    return [
+        cell.record for cell in iter_cells(run_dir) if round_of(cell.record["cell_id"]) is not None
+    ]
+
+
 @dataclass(frozen=True)
 class Latest:
-    """A configuration's highest round so far, and the seconds that round's cell took."""
+    """A configuration's highest round so far: what its cell took, and its spec to repeat."""
 
     round: int
     seconds: float
+    spec: dict[str, Any]
 
 
-def latest_rounds(run_dir: Path) -> dict[Configuration, Latest]:
-    """Each configuration's highest round and what it took (cell.json start to end)."""
+def latest_rounds(records: list[dict[str, Any]]) -> dict[Configuration, Latest]:
+    """Each configuration's highest round among `records` (round_records)."""
     latest: dict[Configuration, Latest] = {}
-    for cell in iter_cells(run_dir):
-        record = cell.record
-        found = round_of(record["cell_id"])
-        if found is None:
-            continue
-        took = (
-            datetime.fromisoformat(record["end"]) - datetime.fromisoformat(record["start"])
-        ).total_seconds()
+    for record in records:
+        found = round_of(record["cell_id"]) or 0  # round_records keeps cells in a round only
         key = (record["study"], configuration_of(record["cell_id"]))
         if key not in latest or latest[key].round < found:
-            latest[key] = Latest(found, took)
+            latest[key] = Latest(found, cell_seconds(record), record["spec"])
     return latest
 
 
@@ -209,27 +218,14 @@ def choose(
     return chosen, configurations
 
 
-def templates(run_dir: Path, wanted: set[Configuration]) -> dict[Configuration, CellSpec]:
-    """The latest cell of each wanted configuration, as the spec to repeat."""
-    found: dict[Configuration, tuple[int, dict[str, Any]]] = {}
-    for cell in iter_cells(run_dir):
-        key = (cell.record["study"], configuration_of(cell.record["cell_id"]))
-        index = round_of(cell.record["cell_id"])
-        if key in wanted and index is not None and (key not in found or found[key][0] < index):
-            found[key] = (index, cell.record["spec"])
-    return {key: CellSpec.from_dict(spec) for key, (_, spec) in found.items()}
-
-
-def spent_seconds(run_dir: Path, rounds: dict[str, int]) -> float:
+def spent_seconds(records: list[dict[str, Any]], rounds: dict[str, int]) -> float:
     """Seconds the adaptive rounds have taken so far (cells past their study's base rounds)."""
-    total = 0.0
-    for cell in iter_cells(run_dir):
-        record = cell.record
-        found = round_of(record["cell_id"])
-        if found is not None and found > rounds.get(record["study"], found):
-            took = datetime.fromisoformat(record["end"]) - datetime.fromisoformat(record["start"])
-            total += took.total_seconds() + CELL_OVERHEAD_S
-    return total
+    return sum(
+        cell_seconds(record) + CELL_OVERHEAD_S
+        for record in records
+        if record["study"] in rounds
+        and (round_of(record["cell_id"]) or 0) > rounds[record["study"]]
+    )
 
 
 @dataclass(frozen=True)
@@ -269,8 +265,9 @@ def plan_look(
     )
     still_open = [verdict for verdict in verdicts if verdict.verdict == INCONCLUSIVE]
     look = looks(adaptive, ledger.base_coverage)[index]
-    left_s = adaptive.max_minutes * 60 - spent_seconds(run_dir, ledger.base_rounds)
-    chosen, cells, estimate = look_cells(run_dir, ledger, look, still_open, left_s)
+    records = round_records(run_dir)
+    left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds)
+    chosen, cells, estimate = look_cells(latest_rounds(records), ledger, look, still_open, left_s)
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
     record = LookRecord(
         index,
@@ -294,12 +291,15 @@ def plan_look(
 
 
 def look_cells(
-    run_dir: Path, ledger: Ledger, look: Look, still_open: list[Verdict], left_s: float
+    latest: dict[Configuration, Latest],
+    ledger: Ledger,
+    look: Look,
+    still_open: list[Verdict],
+    left_s: float,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
     """The open claims the look's rounds go to, their cells and the seconds they should take.
     Each configuration catches up to the look's rounds: one first chosen at a later look gets
     every round it missed, or the look could not reach its coverage on it."""
-    latest = latest_rounds(run_dir)
     missing = {
         key: range(last.round + 1, ledger.base_rounds.get(key[0], 0) + look.extra_rounds + 1)
         for key, last in latest.items()
@@ -309,8 +309,8 @@ def look_cells(
     }
     chosen, configurations = choose(still_open, cost, left_s)
     cells = [
-        in_round(template, repeat)
-        for key, template in sorted(templates(run_dir, configurations).items())
+        in_round(CellSpec.from_dict(latest[key].spec), repeat)
+        for key in sorted(configurations)
         for repeat in missing[key]
     ]
     return chosen, cells, sum(cost[key] for key in configurations)
@@ -353,11 +353,13 @@ def resumed_cells(run_dir: Path, recorded: LookRecord) -> list[CellSpec]:
     for name in recorded.cells:
         study, cell_id = name.split("/", 1)
         wanted.setdefault((study, configuration_of(cell_id)), []).append(round_of(cell_id) or 0)
-    found = templates(run_dir, set(wanted))
+    latest = latest_rounds(round_records(run_dir))
     by_name = {
-        f"{study}/{configuration}-r{repeat}": in_round(found[(study, configuration)], repeat)
+        f"{study}/{configuration}-r{repeat}": in_round(
+            CellSpec.from_dict(latest[(study, configuration)].spec), repeat
+        )
         for (study, configuration), repeats in wanted.items()
-        if (study, configuration) in found
+        if (study, configuration) in latest
         for repeat in repeats
     }
     return [by_name[name] for name in recorded.cells if name in by_name]

@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds
+from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
 from perflab.contract.adaptive import configuration_of
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
@@ -46,7 +46,9 @@ def estimate(
     cells: dict[str, list[dict]], reference_run: Path, adaptive_minutes: float
 ) -> Estimate:
     """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts)."""
-    took = {key: latest.seconds for key, latest in latest_rounds(reference_run).items()}
+    took = {
+        key: latest.seconds for key, latest in latest_rounds(round_records(reference_run)).items()
+    }
     by_study: dict[str, list[float]] = defaultdict(list)
     for (study, _), seconds in took.items():
         by_study[study].append(seconds)

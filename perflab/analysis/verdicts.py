@@ -827,18 +827,3 @@ def run_frame(run_dir: str | Path, claims: list[Claim]) -> pd.DataFrame:
     """The rows the claims are judged on: their studies' cells, derived metrics and bounds."""
     run_dir = Path(run_dir)
     return mark_lower_bounds(claim_frame(run_dir, {claim.study for claim in claims}), run_dir)
-
-
-def judge_run(
-    run_dir: str | Path,
-    claims: list[Claim],
-    judging: Judging | None = None,
-    by_study: dict[str, Judging] | None = None,
-) -> list[Verdict]:
-    """Every claim's verdict; a claim of a study in `by_study` is judged with that study's
-    judging (its own noise floor's margin), any other with `judging`."""
-    run_dir = Path(run_dir)
-    frame = run_frame(run_dir, claims)
-    topology = run_topology(run_dir)
-    by_study = by_study or {}
-    return [judge(claim, frame, topology, by_study.get(claim.study, judging)) for claim in claims]
