@@ -246,6 +246,27 @@ def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(ru
     assert plan_look(run_dir, CLAIMS, ONE_LOOK, 2, Judging()).cells == []
 
 
+def test_a_claim_given_no_round_at_a_look_keeps_its_base_look_verdict():
+    # a and b ran the 3 base rounds only; the look's 5 rounds more went to other claims.
+    frame = pd.DataFrame(rows("a", [1000, 1300, 900]) + rows("b", [1100, 950, 1000]))
+    schedule = looks(QUICK, 0.90)
+    (verdict,) = judge_looks(
+        frame.astype({"concurrency": "Int64"}), [ON_THRESHOLD], schedule, {"hello": 3}
+    )
+    # Still open, and shown as judged on its 3 base rounds at the base coverage, not as
+    # judged "at look 1" on the same cells at the look's stricter coverage.
+    assert (verdict.verdict, verdict.look, verdict.rounds) == (INCONCLUSIVE, 0, 3)
+    assert verdict.judging.coverage == 0.90
+    # Given the look's rounds, the same claim is judged at the look.
+    more = pd.DataFrame(
+        rows("a", [1000, 1300, 900] + [1000] * 5) + rows("b", [1100, 950, 1000] + [1000] * 5)
+    )
+    (later,) = judge_looks(
+        more.astype({"concurrency": "Int64"}), [ON_THRESHOLD], schedule, {"hello": 3}
+    )
+    assert (later.look, later.rounds) == (1, 8)
+
+
 def test_minutes_left_bound_the_claims_a_look_takes(run_dir):
     short = Adaptive(
         max_looks=1, first_look_rounds=2, rounds_per_look=1, look_coverage=0.98, max_minutes=0.01

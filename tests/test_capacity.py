@@ -238,7 +238,11 @@ def test_a_server_bound_before_any_step_held_is_not_placed_nor_called_failed():
     assert "; c held no step at it" in sentence
     assert "; b reached a step the load generator could not hold" in sentence
     shown = capacity.ranking_table(table).set_index("server")["req/s at p99 ≤ 5 ms"]
-    assert shown["b"] == capacity.UNJUDGED and shown["c"] == "0" and shown["a"] == "100"
+    assert (
+        shown["b"] == capacity.UNJUDGED
+        and shown["c"] == "< 100 (no step held)"
+        and shown["a"] == "100"
+    )
     alone = capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("b", 1, bound)))))
     assert (
         capacity.knee_sentence(alone)
@@ -326,6 +330,8 @@ def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tm
     both = capacity.with_p999(rows.iloc[1:], tmp_path)
     assert capacity.p999_sentence(both).startswith("p99.9 is shown for every step")
     assert "p99_9_ms" in capacity.step_table(shown).columns
+    # Where no step recorded enough calls the column is left out, not shown empty.
+    assert "p99_9_ms" not in capacity.step_table(shown.iloc[:1]).columns
     assert capacity.p999_sentence(rows.iloc[:0]) == "No step was measured."
 
 

@@ -63,6 +63,8 @@ def test_smoke_run_writes_the_data_contract(smoke_run):
     # Progress: Ansible labelled every cell with its position; the look said what it gave.
     assert f"[{len(hello) + 2}/{len(hello) + 2}] hello/" in first.stdout
     assert "look 1 of 1: " in first.stdout and "claim(s) open" in first.stdout
+    # The matrices are validated and the run announced once, not again by every study.
+    assert first.stdout.count(f"run {RUN_ID}, profile smoke") == 1
     assert set(manifest["rounds"]["seeds"]) >= {"hello", "calibration"}
     assert (root / "reports" / RUN_ID / "index.html").is_file()
     index = (root / "reports" / RUN_ID / "index.html").read_text()

@@ -80,6 +80,10 @@ def test_study_page_opens_with_sentences_and_the_reference_beside_them():
     new = study_html(Replication("run-a", [judge(claim(), AHEAD)], "ref", [absent]))
     assert "<b>Differs from</b> the reference run: not measured.</small>" in new
     assert study_html(Replication("run-a", [])).startswith("<p>The seeds state no claim")
+    # The cells a verdict rests on are named, folded under a count.
+    verdict = judge(claim(), AHEAD)
+    assert f"The {len(verdict.cell_ids)} cells it rests on" in page
+    assert all(cell in page for cell in verdict.cell_ids)
 
 
 def test_markdown_summary_has_a_row_per_claim():

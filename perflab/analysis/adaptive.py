@@ -124,7 +124,13 @@ def judge_looks(
                 continue
             base = by_study.get(claim.study, judging)
             verdict = judge(claim, part, topology, replace(base, coverage=look.coverage))
-            settled[claim.id] = replace(verdict, look=look.index, rounds=rounds_of(verdict))
+            verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
+            earlier = settled.get(claim.id)
+            if earlier is not None and verdict.rounds == earlier.rounds:
+                # No round more (the look gave it none): the same cells at a stricter
+                # coverage can only widen the interval, so the earlier look's stands.
+                continue
+            settled[claim.id] = verdict
     return [settled[claim.id] for claim in claims]
 
 

@@ -131,6 +131,7 @@ class Knee:
     slo: str
     slo_ms: float
     knee_rps: float  # 0: not even the lowest step held
+    lowest_rps: float  # the lowest step's offered rate: a knee of 0 lies below it
     server_cpu_us_per_call: float  # at the knee step; NaN without one
     floor: bool  # the search ended on a bound step, or every step held: at least this
     why: str  # what ended the search
@@ -171,6 +172,7 @@ def knee_of(run: pd.DataFrame, slo: str, limit_ms: float) -> Knee:
         slo,
         limit_ms,
         knee,
+        float(first["offered_rps"]),
         cpu,
         floor,
         why or "every step held: the knee is above the highest step",
@@ -205,6 +207,7 @@ def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
             row[slo] = stats.median_ci(part["knee_rps"].tolist())
             row[f"{slo}_floor"] = bool(part["floor"].any())
             row[f"{slo}_slo_ms"] = float(part["slo_ms"].iloc[0])
+        row["lowest_rps"] = float(group["lowest_rps"].min())
         row["cpu"] = stats.median_ci(
             group[group["slo"] == FIXED]["server_cpu_us_per_call"].tolist()
         )
@@ -220,12 +223,18 @@ def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
 UNJUDGED = "– (bound before any step held)"
 
 
-def estimate_text(estimate: stats.Estimate, floor: bool = False, digits: int = 0) -> str:
-    """'12,300 [11,900, 12,500]', '≥ ' ahead when it is a floor; one repeat: the value."""
+def estimate_text(
+    estimate: stats.Estimate, floor: bool = False, digits: int = 0, lowest: float = math.nan
+) -> str:
+    """'12,300 [11,900, 12,500]', '≥ ' ahead when it is a floor; one repeat: the value.
+    A knee of 0 means no step held: it is shown as below the lowest step (`lowest`), since
+    the server was never offered less, never as a rate of zero."""
     if estimate.n == 0 or estimate.median != estimate.median:
         return "–"
     if floor and estimate.median == 0:
         return UNJUDGED
+    if estimate.median == 0 and lowest == lowest:
+        return f"< {lowest:,.{digits}f} (no step held)"
     text = f"{estimate.median:,.{digits}f}"
     if estimate.low == estimate.low:
         text += f" [{estimate.low:,.{digits}f}, {estimate.high:,.{digits}f}]"
@@ -246,10 +255,12 @@ def ranking_table(table: pd.DataFrame) -> pd.DataFrame:
                 "rank": rank,
                 "server": row.implementation,
                 f"req/s at p99 ≤ {row.fixed_slo_ms:g} ms": estimate_text(
-                    row.fixed, row.fixed_floor
+                    row.fixed, row.fixed_floor, lowest=row.lowest_rps
                 ),
                 "relative SLO (ms)": f"{row.relative_slo_ms:.2f}",
-                "req/s at p99 ≤ relative SLO": estimate_text(row.relative, row.relative_floor),
+                "req/s at p99 ≤ relative SLO": estimate_text(
+                    row.relative, row.relative_floor, lowest=row.lowest_rps
+                ),
                 "server CPU µs per call at the knee": estimate_text(row.cpu, digits=1),
             }
         )
@@ -368,6 +379,8 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
         repeats=("repeat", "count"),
         bound=("status", lambda s: int((s == "bound").sum())),
     )
+    if table["p99_9_ms"].isna().all():  # p999_sentence says why there is none
+        table = table.drop(columns="p99_9_ms")
     return table.round(
         {
             "offered_rps": 0,
