@@ -243,6 +243,16 @@ def test_a_server_bound_before_any_step_held_is_not_placed_nor_called_failed():
         and shown["c"] == "< 100 (no step held)"
         and shown["a"] == "100"
     )
+    # Repeats of which one held no step: no rate below the lowest step is reported.
+    one_held = [step_rows("c", 1, failed), step_rows("c", 2, held)]
+    mixed = capacity.ranking(capacity.knees(capacity.steps(frame(*one_held))))
+    assert capacity.ranking_table(mixed)["req/s at p99 ≤ 5 ms"].iloc[0] == (
+        "< 100 (no step held in some repeats)"
+    )
+    assert "< 100 (no step held in some repeats) req/s" in capacity.knee_sentence(mixed)
+    three = one_held + [step_rows("c", 3, held)]
+    ranked = capacity.ranking(capacity.knees(capacity.steps(frame(*three))))
+    assert capacity.ranking_table(ranked)["req/s at p99 ≤ 5 ms"].iloc[0] == "100 [< 100, 100]"
     alone = capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("b", 1, bound)))))
     assert (
         capacity.knee_sentence(alone)

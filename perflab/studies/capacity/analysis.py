@@ -227,17 +227,21 @@ def estimate_text(
     estimate: stats.Estimate, floor: bool = False, digits: int = 0, lowest: float = math.nan
 ) -> str:
     """'12,300 [11,900, 12,500]', '≥ ' ahead when it is a floor; one repeat: the value.
-    A knee of 0 means no step held: it is shown as below the lowest step (`lowest`), since
-    the server was never offered less, never as a rate of zero."""
+    A knee of 0 means no step held: the server was never offered less than its lowest step
+    (`lowest`), so such a knee, or a median pulled under that step by one, reads '< lowest',
+    never as a rate."""
     if estimate.n == 0 or estimate.median != estimate.median:
         return "–"
     if floor and estimate.median == 0:
         return UNJUDGED
-    if estimate.median == 0 and lowest == lowest:
-        return f"< {lowest:,.{digits}f} (no step held)"
+    below = f"< {lowest:,.{digits}f}"
+    if lowest == lowest and estimate.median < lowest:
+        held = "no step held" if estimate.median == 0 else "no step held in some repeats"
+        return f"{below} ({held})"
     text = f"{estimate.median:,.{digits}f}"
     if estimate.low == estimate.low:
-        text += f" [{estimate.low:,.{digits}f}, {estimate.high:,.{digits}f}]"
+        low = below if lowest == lowest and estimate.low == 0 else f"{estimate.low:,.{digits}f}"
+        text += f" [{low}, {estimate.high:,.{digits}f}]"
     return ("≥ " if floor else "") + text
 
 
@@ -301,12 +305,12 @@ def knee_sentence(table: pd.DataFrame) -> str:
     best, worst = held.iloc[0], held.iloc[-1]
     sentence: str = (
         f"At {slo}, **{best['implementation']}** sustains the most offered load, "
-        f"{estimate_text(best[FIXED], best['fixed_floor'])} req/s"
+        f"{estimate_text(best[FIXED], best['fixed_floor'], lowest=best['lowest_rps'])} req/s"
     )
     if len(held) > 1:
         sentence += (
             f"; **{worst['implementation']}** the least, "
-            f"{estimate_text(worst[FIXED], worst['fixed_floor'])} req/s"
+            f"{estimate_text(worst[FIXED], worst['fixed_floor'], lowest=worst['lowest_rps'])} req/s"
         )
     rest = table[[e.median == 0 for e in table[FIXED]]]
     failed = sorted(rest.loc[~rest["fixed_floor"], "implementation"])
