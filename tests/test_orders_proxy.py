@@ -7,6 +7,7 @@ and a missing binary is an error naming it."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import psutil
@@ -15,6 +16,8 @@ import pytest
 from perflab.contract.cell import CellSpec
 from perflab.contract.latency import LATENCY_PROFILES
 from perflab.contract.matrix import expand
+from perflab.host import net
+from perflab.host import proxy as proxy_module
 from perflab.host.impls import HostPaths
 from perflab.host.launch import LaunchError, start_load_proxy, start_proxies
 from perflab.host.proxy import LatencyProxy, ProxyError, applied_delay_ms
@@ -40,6 +43,28 @@ def test_profiles_are_the_issue_s_one_way_delays():
 def test_missing_binary_is_named(tmp_path):
     with pytest.raises(ProxyError, match="no toxiproxy-server"):
         LatencyProxy.start(tmp_path / "toxiproxy-server", "127.0.0.1:1", 0.0)
+
+
+@pytest.mark.live
+def test_a_listen_port_taken_before_toxiproxy_binds_it_is_replaced(host_paths, monkeypatch):
+    binary = host_paths.bin / "toxiproxy-server"
+    if not binary.is_file():
+        pytest.fail("no toxiproxy-server: roles/toxiproxy installs it (make setup)")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        # The API's port, then the busy one (as if taken since free_port saw it), then free.
+        ports = iter([net.free_port(), busy])
+        monkeypatch.setattr(
+            proxy_module, "free_port", lambda host: next(ports, 0) or net.free_port(host)
+        )
+        proxy = LatencyProxy.start(binary, "127.0.0.1:1", 0.0)
+        try:
+            assert proxy.listen != f"127.0.0.1:{busy}"
+            assert net.port_open(*proxy.listen.split(":"))
+        finally:
+            proxy.stop()
 
 
 def orders_cells(profiles: list[str]) -> dict[str, CellSpec]:

@@ -32,6 +32,8 @@ from pathlib import Path
 from perflab.host.net import free_port
 
 READY_TIMEOUT_S = 15.0
+# Ports tried for the listening side before the cell fails (see _listen_on_a_free_port).
+BIND_ATTEMPTS = 5
 
 
 class ProxyError(RuntimeError):
@@ -81,11 +83,7 @@ class LatencyProxy:
         )
         try:
             proxy._wait_ready()
-            proxy._request(
-                "POST",
-                "/proxies",
-                {"name": "perflab", "listen": proxy.listen, "upstream": upstream, "enabled": True},
-            )
+            proxy._listen_on_a_free_port(host)
             if one_way_ms is not None and one_way_ms > 0:
                 proxy.applied_ms = applied_delay_ms(one_way_ms)
                 for stream in ("upstream", "downstream"):
@@ -103,6 +101,19 @@ class LatencyProxy:
             proxy.stop()
             raise
         return proxy
+
+    def _listen_on_a_free_port(self, host: str) -> None:
+        """Creates the proxy. The port free_port found may be taken before Toxiproxy binds it
+        (with a thousand clients connecting, an outgoing socket can get it): then another."""
+        for attempt in range(1, BIND_ATTEMPTS + 1):
+            body = {"name": "perflab", "listen": self.listen, "upstream": self.upstream}
+            try:
+                self._request("POST", "/proxies", {**body, "enabled": True})
+                return
+            except ProxyError as exc:
+                if "address already in use" not in str(exc) or attempt == BIND_ATTEMPTS:
+                    raise
+                self.listen = f"{host}:{free_port(host)}"
 
     def _request(self, method: str, path: str, body: dict[str, object] | None = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
