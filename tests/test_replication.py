@@ -65,6 +65,20 @@ def test_index_links_evidence_and_flags_a_changed_verdict():
     assert "href=" not in same
 
 
+def test_index_leaves_out_the_claims_of_studies_the_run_did_not_include():
+    hello = judge(claim(), AHEAD)
+    orders = judge(claim(id="orders-claim", study="orders"), AHEAD.iloc[:0])
+    both = [hello, orders]
+    page = index_html(Replication("run-a", both, studies=frozenset({"hello"})), {})
+    assert "The 1 claims of the studies this run did not include (orders) are not listed." in page
+    assert "orders-claim" not in page and "a-beats-b" in page
+    # Every claim still counts in the headline tally.
+    assert "1 hold, 1 not measured" in page
+    # A run with cells of both studies lists both, and says nothing of a left-out study.
+    full = index_html(Replication("run-a", both, studies=frozenset({"hello", "orders"})), {})
+    assert "orders-claim" in full and "did not include" not in full
+
+
 def test_study_page_opens_with_sentences_and_the_reference_beside_them():
     page = study_html(
         Replication("run-a", [judge(claim(), BEHIND)], "ref", [judge(claim(), AHEAD)])

@@ -33,6 +33,7 @@ from perflab.analysis.verdicts import (
     run_topology,
 )
 from perflab.contract.adaptive import Adaptive
+from perflab.contract.cell import cell_dirs
 
 CLAIMS_FILE = "claims.yml"
 REFERENCE_RUNS_FILE = "reference_runs.yml"
@@ -61,6 +62,15 @@ class Replication:
     by_study: dict[str, Judging] = field(default_factory=dict)
     # The looks the run took (its adaptive.json); None: every claim judged on the base rounds.
     ledger: Ledger | None = None
+    # The studies the run has cells of; None: not known, every claim is listed.
+    studies: frozenset[str] | None = None
+
+    def listed(self) -> list[Verdict]:
+        """The verdicts the index lists: a claim of a study the run left out (make run
+        STUDIES=...) is not measured by choice, and is counted in a sentence instead."""
+        if self.studies is None:
+            return self.verdicts
+        return [v for v in self.verdicts if v.claim.study in self.studies]
 
     def margin_sentence(self) -> str:
         """How the data decide: the margin (per study where A/A cells set one)."""
@@ -146,12 +156,21 @@ def replicate(
     verdicts = judge_run_looks(run_dir, claims, judging, by_study) if claims else []
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     ledger = Ledger.read(run_dir)
+    studies = frozenset(folder.parent.name for folder in cell_dirs(run_dir))
     if other is None or not claims:
         return Replication(
-            run_dir.name, verdicts, judging=judging, noise=noise, by_study=by_study, ledger=ledger
+            run_dir.name,
+            verdicts,
+            judging=judging,
+            noise=noise,
+            by_study=by_study,
+            ledger=ledger,
+            studies=studies,
         )
     theirs = judge_run_looks(other, claims, judging, by_study)
-    return Replication(run_dir.name, verdicts, other.name, theirs, judging, noise, by_study, ledger)
+    return Replication(
+        run_dir.name, verdicts, other.name, theirs, judging, noise, by_study, ledger, studies
+    )
 
 
 SAME = "same"
@@ -258,15 +277,24 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     if replication.reference is not None:
         head += ["reference run", ""]
     head.append("evidence")
-    # The notebook theme right-aligns table cells: words read better from the left.
+    # The notebook theme right-aligns output table cells (':not(.jp-RenderedMarkdown)
+    # .jp-RenderedHTMLCommon td'): words read better from the left, so this rule names the
+    # same container to outrank it.
     lines.append(
-        "<style>table.verdicts td, table.verdicts th {text-align: left; vertical-align: top}"
-        "</style>"
+        "<style>.jp-RenderedHTMLCommon table.verdicts td, .jp-RenderedHTMLCommon "
+        "table.verdicts th {text-align: left; vertical-align: top}</style>"
     )
+    listed = replication.listed()
+    if len(listed) < len(verdicts):
+        left_out = sorted({v.claim.study for v in verdicts} - {v.claim.study for v in listed})
+        lines.append(
+            f"<p>The {len(verdicts) - len(listed)} claims of the studies this run did not "
+            f"include ({', '.join(left_out)}) are not listed.</p>"
+        )
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
-    lines += [index_row(replication, verdict, pages) for verdict in verdicts]
+    lines += [index_row(replication, verdict, pages) for verdict in listed]
     lines.append("</tbody></table>")
     return "\n".join(lines)
 
