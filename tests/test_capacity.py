@@ -336,7 +336,16 @@ def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tm
     assert shown["latency_p99.9"].iloc[1] == pytest.approx(enough * 0.999 / 1000, rel=1e-3)
     assert list(shown["p999_samples"]) == [few, enough]
     assert capacity.p999_sentence(shown).startswith("p99.9 is shown for 1 of 2 steps")
-    assert f"as few as {few:,}" in capacity.p999_sentence(shown)
+    # step_rows' steps make 2 s x the offered rate of calls: fewer than p99.9 needs here.
+    assert capacity.p999_sentence(shown).endswith(
+        f"Of the others, 1 made fewer calls (as few as {int(rows['count'].iloc[0]):,})."
+    )
+    # A step that made enough calls but whose raw file kept too few is told apart.
+    busy = shown.assign(count=float(enough))
+    assert (
+        f"1 made that many calls but kept fewer successful per-call latencies in their raw "
+        f"file, a thinned sample (as few as {few:,})" in capacity.p999_sentence(busy)
+    )
     both = capacity.with_p999(rows.iloc[1:], tmp_path)
     assert capacity.p999_sentence(both).startswith("p99.9 is shown for every step")
     assert "p99_9_ms" in capacity.step_table(shown).columns
@@ -350,3 +359,17 @@ def test_the_knee_star_sits_on_the_slo_at_the_median_knee_and_not_without_one():
     assert capacity.knee_point(knee, "fast") == (900.0, KNOBS["slo_ms"])
     none = capacity.knees(capacity.steps(frame(step_rows("a", 1, [(0.1, 1.0, 50.0, "ok")]))))
     assert capacity.knee_point(none, "a") is None
+
+
+def test_a_bound_probe_is_named_and_no_sentence_without_one():
+    cells = pd.DataFrame(
+        {
+            "scenario": ["probe", "probe", "step"],
+            "implementation": ["go", "grpc_aio", "grpc_aio"],
+            "status": ["bound", "ok", "bound"],
+        }
+    )
+    sentence = capacity.probe_sentence(cells)
+    assert sentence.startswith("The closed-loop probe of go was bound")
+    assert "grpc_aio" not in sentence
+    assert capacity.probe_sentence(cells.assign(status="ok")) == ""

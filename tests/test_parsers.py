@@ -48,8 +48,11 @@ def test_thinned_ghz_report_keeps_its_figures_and_says_what_it_dropped(tmp_path)
     before = as_dict(parse_ghz(path.read_text(), path))
     note = thin_details(path, keep=1000)
     thinned = json.loads(path.read_text())
-    assert thinned["perflabDetailsThinned"] == {"of": 6664, "kept": 952, "every": 7}
-    assert len(thinned["details"]) == 952 and "every 7th of 6664" in note
+    assert thinned["perflabDetailsThinned"] == {"of": 6664, "kept": 1000}
+    # Exactly `keep`, never fewer: the sample capacity's p99.9 needs (10 000 at the default).
+    assert len(thinned["details"]) == 1000 and "1000 evenly spaced of 6664" in note
+    original = json.loads(gzip.decompress((DATA / "ghz_real.json.gz").read_bytes()))["details"]
+    assert thinned["details"][0] == original[0] and thinned["details"][-1] == original[6657]
     assert as_dict(parse_ghz(path.read_text(), path)) == before
     # A report already small enough is left as ghz wrote it.
     assert thin_details(path, keep=1000) == "" and json.loads(path.read_text()) == thinned

@@ -96,10 +96,20 @@ def p999_sentence(step_rows: pd.DataFrame) -> str:
     shown = int(step_rows["latency_p99.9"].notna().sum()) if "latency_p99.9" in step_rows else 0
     if shown == len(step_rows):
         return f"p99.9 is shown for every step: each recorded at least {need:,} calls."
+    missing = step_rows[step_rows["p999_samples"] < need]
+    made = missing[missing["count"] >= need]
+    short = missing[missing["count"] < need]
+    why = []
+    if not made.empty:
+        why.append(
+            f"{len(made)} made that many calls but kept fewer successful per-call latencies "
+            f"in their raw file, a thinned sample (as few as {int(made['p999_samples'].min()):,})"
+        )
+    if not short.empty:
+        why.append(f"{len(short)} made fewer calls (as few as {int(short['count'].min()):,})")
     return (
-        f"p99.9 is shown for {shown} of {len(step_rows)} steps: it needs {need:,} recorded "
-        f"calls (the project's percentile rule), and the others have fewer "
-        f"(as few as {int(step_rows['p999_samples'].min()):,})."
+        f"p99.9 is shown for {shown} of {len(step_rows)} steps: it needs {need:,} per-call "
+        f"latencies (the project's percentile rule). Of the others, {'; '.join(why)}."
     )
 
 
@@ -340,6 +350,20 @@ def floor_sentence(table: pd.DataFrame) -> str:
     )
 
 
+def probe_sentence(study_cells: pd.DataFrame) -> str:
+    """Markdown: the servers whose closed-loop probe was bound, so that their steps are
+    fractions of a lower bound of their rate; '' when no probe was."""
+    probes = study_cells[(study_cells["scenario"] != STEP) & (study_cells["status"] == "bound")]
+    if probes.empty:
+        return ""
+    names = ", ".join(sorted(probes["implementation"].astype(str).unique()))
+    return (
+        f"The closed-loop probe of {names} was bound (the load generator's limit): the "
+        "steps offered them fractions of a lower bound of their rate, so even their "
+        "highest step may not have reached what the server can take."
+    )
+
+
 def bound_sentence(step_rows: pd.DataFrame) -> str:
     """Markdown: the steps marked bound, named, and what that means; or that there were none."""
     bound = step_rows[step_rows["status"] == "bound"]
@@ -378,7 +402,7 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
         p99_ms=("latency_p99", "median"),
         p99_9_ms=("latency_p99.9", "median"),
         errors=("errors", "sum"),
-        server_cpu_s_per_1000_calls=("server_cpu_s_per_1000", "median"),
+        server_cpu_s_per_1000_ok_calls=("server_cpu_s_per_1000", "median"),
         client_cpu_s=("client_cpu_seconds", "median"),
         repeats=("repeat", "count"),
         bound=("status", lambda s: int((s == "bound").sum())),
@@ -394,7 +418,7 @@ def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
             "p90_ms": 3,
             "p99_ms": 3,
             "p99_9_ms": 3,
-            "server_cpu_s_per_1000_calls": 4,
+            "server_cpu_s_per_1000_ok_calls": 4,
             "client_cpu_s": 2,
         }
     )
