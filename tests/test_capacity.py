@@ -154,6 +154,10 @@ def test_the_knee_is_the_last_step_under_the_slo_and_a_late_recovery_does_not_co
     fixed = knee[knee["slo"] == capacity.FIXED].iloc[0]
     assert fixed["knee_rps"] == 500 and not fixed["floor"]
     assert "p99 9.00 ms above 5.00 ms" in fixed["why"]
+    # The knee lies between 500 and the step that ended it: the table shows that step.
+    assert fixed["past_rps"] == 1000
+    shown = capacity.ranking_table(capacity.ranking(knee))
+    assert shown["first step past it (req/s)"].iloc[0] == "1,000"
 
 
 def test_an_achieved_rate_short_of_offered_ends_the_knee():
@@ -171,6 +175,8 @@ def test_a_bound_step_ends_the_knee_as_a_lower_bound_and_all_held_is_one_too():
     assert (by.loc["a", "knee_rps"], bool(by.loc["a", "floor"])) == (100, True)
     assert (by.loc["b", "knee_rps"], bool(by.loc["b", "floor"])) == (500, True)
     assert "bound" in by.loc["a", "why"]
+    # Neither search ended on a step the server failed: no step bounds either knee above.
+    assert by["past_rps"].isna().all()
 
 
 def test_the_relative_slo_is_the_multiple_of_the_lowest_steps_median_p50():

@@ -142,6 +142,7 @@ class Knee:
     slo_ms: float
     knee_rps: float  # 0: not even the lowest step held
     lowest_rps: float  # the lowest step's offered rate: a knee of 0 lies below it
+    past_rps: float  # the offered rate of the step that did not hold: the knee lies below it
     server_cpu_us_per_call: float  # at the knee step; NaN without one
     floor: bool  # the search ended on a bound step, or every step held: at least this
     why: str  # what ended the search
@@ -168,11 +169,12 @@ def step_fails(step: pd.Series, limit_ms: float) -> str:
 
 def knee_of(run: pd.DataFrame, slo: str, limit_ms: float) -> Knee:
     """`run`: one server's steps of one repeat, by increasing fraction."""
-    knee, cpu, why, floor = 0.0, math.nan, "", True
+    knee, cpu, why, floor, past = 0.0, math.nan, "", True, math.nan
     for _, step in run.iterrows():
         why = step_fails(step, limit_ms)
         if why:
             floor = step["status"] == "bound"
+            past = math.nan if floor else float(step["offered_rps"])
             break
         knee, cpu = float(step["offered_rps"]), float(step["server_cpu_us_per_call"])
     first = run.iloc[0]
@@ -183,6 +185,7 @@ def knee_of(run: pd.DataFrame, slo: str, limit_ms: float) -> Knee:
         limit_ms,
         knee,
         float(first["offered_rps"]),
+        past,
         cpu,
         floor,
         why or "every step held: the knee is above the highest step",
@@ -218,6 +221,7 @@ def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
             row[f"{slo}_floor"] = bool(part["floor"].any())
             row[f"{slo}_slo_ms"] = float(part["slo_ms"].iloc[0])
         row["lowest_rps"] = float(group["lowest_rps"].min())
+        row["past"] = stats.median_ci(group[group["slo"] == FIXED]["past_rps"].tolist())
         row["cpu"] = stats.median_ci(
             group[group["slo"] == FIXED]["server_cpu_us_per_call"].tolist()
         )
@@ -271,6 +275,8 @@ def ranking_table(table: pd.DataFrame) -> pd.DataFrame:
                 f"req/s at p99 ≤ {row.fixed_slo_ms:g} ms": estimate_text(
                     row.fixed, row.fixed_floor, lowest=row.lowest_rps
                 ),
+                # The steps bracket the knee: how finely this run placed it.
+                "first step past it (req/s)": estimate_text(row.past),
                 "relative SLO (ms)": f"{row.relative_slo_ms:.2f}",
                 "req/s at p99 ≤ relative SLO": estimate_text(
                     row.relative, row.relative_floor, lowest=row.lowest_rps
@@ -285,7 +291,8 @@ def interval_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The ranking's estimates in stats.interval_sentence's shape (n, interval, coverage)."""
     import pandas as pd
 
-    estimates = [e for column in (FIXED, RELATIVE, "cpu") for e in table.get(column, [])]
+    columns = (FIXED, RELATIVE, "past", "cpu")
+    estimates = [e for column in columns for e in table.get(column, [])]
     return pd.DataFrame(
         {
             "n": [e.n for e in estimates],
