@@ -157,19 +157,18 @@ def replicate(
     other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
     ledger = Ledger.read(run_dir)
     studies = frozenset(folder.parent.name for folder in cell_dirs(run_dir))
-    if other is None or not claims:
-        return Replication(
-            run_dir.name,
-            verdicts,
-            judging=judging,
-            noise=noise,
-            by_study=by_study,
-            ledger=ledger,
-            studies=studies,
-        )
-    theirs = judge_run_looks(other, claims, judging, by_study)
+    compared = other is not None and bool(claims)
+    theirs = judge_run_looks(other, claims, judging, by_study) if compared else None
     return Replication(
-        run_dir.name, verdicts, other.name, theirs, judging, noise, by_study, ledger, studies
+        run_dir.name,
+        verdicts,
+        other.name if compared else None,
+        theirs,
+        judging,
+        noise,
+        by_study,
+        ledger,
+        studies,
     )
 
 

@@ -106,9 +106,14 @@ class LatencyProxy:
         """Creates the proxy. The port free_port found may be taken before Toxiproxy binds it
         (with a thousand clients connecting, an outgoing socket can get it): then another."""
         for attempt in range(1, BIND_ATTEMPTS + 1):
-            body = {"name": "perflab", "listen": self.listen, "upstream": self.upstream}
+            body = {
+                "name": "perflab",
+                "listen": self.listen,
+                "upstream": self.upstream,
+                "enabled": True,
+            }
             try:
-                self._request("POST", "/proxies", {**body, "enabled": True})
+                self._request("POST", "/proxies", body)
                 return
             except ProxyError as exc:
                 if "address already in use" not in str(exc) or attempt == BIND_ATTEMPTS:
