@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -130,14 +131,39 @@ def refused_run_dir(command: str, run_dir: str) -> bool:
     return False
 
 
+def claim_frame_hooks() -> dict[str, Callable]:
+    """Each study's claim-frame hook (its analysis module's `claim_frame`, derived metrics
+    its claims are judged on), handed to the analysis, which names no study."""
+    import importlib
+
+    from perflab.contract.study import study_ids
+
+    hooks = {}
+    for study in study_ids():
+        try:
+            analysis = importlib.import_module(f"perflab.studies.{study}.analysis")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"perflab.studies.{study}.analysis":
+                raise
+            continue  # a study without an analysis (calibration)
+        if hasattr(analysis, "claim_frame"):
+            hooks[study] = analysis.claim_frame
+    return hooks
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     if refused_run_dir("report", args.run_dir):
         return 2
     from perflab.analysis.report import render_run
 
-    for page in render_run(
-        Path(args.run_dir), Path(args.reference), Path(args.out), Path(args.notebooks)
-    ):
+    pages = render_run(
+        Path(args.run_dir),
+        Path(args.reference),
+        Path(args.out),
+        Path(args.notebooks),
+        claim_frame_hooks(),
+    )
+    for page in pages:
         print(page)
     return 0
 
@@ -150,12 +176,15 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     if args.against is not None and refused_run_dir("verdicts", args.against):
         return 2
     from perflab.analysis.replication import comparison_table, markdown_table, replicate
+    from perflab.analysis.run import read
 
+    hooks = claim_frame_hooks()
+    run = read(args.run_dir, hooks)
     if args.against is None:
-        print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
+        print(markdown_table(replicate(run, Path(args.reference))))
     else:
-        replication = replicate(Path(args.run_dir), Path(args.reference), against=args.against)
-        print(comparison_table(replication))
+        against = read(args.against, hooks)
+        print(comparison_table(replicate(run, Path(args.reference), against=against)))
     return 0
 
 
@@ -177,9 +206,12 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     if refused_run_dir("adapt", args.run_dir):
         return 2
     from perflab.analysis.replication import plan_next_look
+    from perflab.analysis.run import read
 
     run_dir = Path(args.run_dir)
-    plan = plan_next_look(run_dir, Path(args.reference), adaptive, args.look)
+    plan = plan_next_look(
+        read(run_dir, claim_frame_hooks()), Path(args.reference), adaptive, args.look
+    )
     log_progress(run_dir / "progress.log", plan.progress)
     cells: dict[str, list[dict]] = {}
     for cell in plan.cells:

@@ -10,6 +10,7 @@ import time
 import pandas as pd
 import pytest
 
+from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.parsers import parse_resources
 from perflab.host import services
@@ -413,7 +414,7 @@ def test_stream_messages_count_calls_and_messages_in_whole_numbers():
     from perflab.analysis.frames import read_run
 
     fixture = REPO / "tests" / "data" / "runs" / "aws_io_fixture"
-    streams = aws_io.stream_messages(fixture, read_run(fixture))
+    streams = aws_io.stream_messages(read_folder(fixture), read_run(fixture))
     shown = tables.hide_index(streams).to_html()
     ok = streams["ghz OK calls (measured)"].tolist()
     assert ok and all(isinstance(n, int) for n in ok)
@@ -543,7 +544,7 @@ def test_stream_messages_name_each_rows_latency_profile_direct_first(tmp_path):
             {**r, "latency_profile": latency}
             for r in rows(cell_id, "grpcio_sync_w1", "list_stream", {"ok": calls - 5}, concurrency)
         ]
-    table = aws_io.stream_messages(tmp_path, pd.DataFrame(frame))
+    table = aws_io.stream_messages(read_folder(tmp_path), pd.DataFrame(frame))
     # The same server, shape, concurrency and repeat twice: the profile tells them apart,
     # and the direct cells come first (the folders list far c10 first).
     shown = table[["latency_profile", "concurrency", "server calls (incl. warm-up)"]]

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from perflab.analysis import frames, stats
+from perflab.analysis.run import read as read_folder
 from perflab.contract.cell import LoadSpec
 from perflab.contract.matrix import HELLO_RPC, MatrixError, expand
 from perflab.contract.runid import RUN_PROFILES as PROFILES
@@ -318,8 +319,10 @@ def test_the_fixture_gives_a_knee_or_says_why_not_for_every_server(fixture_steps
 
 
 def test_the_index_lists_the_ranking_for_a_capacity_run_and_nothing_otherwise():
-    assert "Capacity: sustainable req/s" in capacity.index_html(str(FIXTURE))
-    assert capacity.index_html(str(REPO / "tests" / "data" / "runs" / "hello_fixture")) == ""
+    assert "Capacity: sustainable req/s" in capacity.index_html(read_folder(FIXTURE))
+    assert (
+        capacity.index_html(read_folder(REPO / "tests" / "data" / "runs" / "hello_fixture")) == ""
+    )
 
 
 def write_ghz(folder: Path, calls: int) -> None:
@@ -336,7 +339,7 @@ def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tm
     rows = capacity.steps(frame(step_rows("a", 1, plan)))
     for cell_id, calls in zip(rows["cell_id"], (few, enough), strict=True):
         write_ghz(tmp_path / "capacity" / cell_id, calls)
-    shown = capacity.with_p999(rows, tmp_path)
+    shown = capacity.with_p999(rows, read_folder(tmp_path))
     assert math.isnan(shown["latency_p99.9"].iloc[0])
     # The failed call is not a latency: p99.9 of 1..enough us is just under enough us.
     assert shown["latency_p99.9"].iloc[1] == pytest.approx(enough * 0.999 / 1000, rel=1e-3)
@@ -352,7 +355,7 @@ def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tm
         f"1 made that many calls but kept fewer successful per-call latencies in their raw "
         f"file, a thinned sample (as few as {few:,})" in capacity.p999_sentence(busy)
     )
-    both = capacity.with_p999(rows.iloc[1:], tmp_path)
+    both = capacity.with_p999(rows.iloc[1:], read_folder(tmp_path))
     assert capacity.p999_sentence(both).startswith("p99.9 is shown for every step")
     assert "p99_9_ms" in capacity.step_table(shown).columns
     # Where no step recorded enough calls the column is left out, not shown empty.

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from perflab.analysis.report import render_run
+from perflab.cli import claim_frame_hooks
 from perflab.contract.cell import CellSpec, LoadSpec
 from perflab.contract.matrix import HELLO_RPC
 from perflab.contract.parsers import read_raw_text
@@ -133,7 +134,9 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("reports")
     run = tmp_path_factory.mktemp("data") / FIXTURE.name
     shutil.copytree(FIXTURE, run)
-    pages = render_run(run, REPO / "data" / "reference", out, REPO / "notebooks")
+    pages = render_run(
+        run, REPO / "data" / "reference", out, REPO / "notebooks", claim_frame_hooks()
+    )
     assert {p.name for p in pages} == {"capacity.html", "index.html"}
     return out
 

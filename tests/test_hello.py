@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 from perflab.analysis import frames
+from perflab.analysis.ceilings import ghz_rates
+from perflab.analysis.run import read as read_folder
 from perflab.studies.hello import analysis as hello
 from tests.conftest import REPO
 
@@ -169,12 +171,12 @@ def test_bound_sentence_lists_what_the_tables_mark_and_names_where_the_ceiling_d
 
 
 def test_the_fixture_runs_ghz_rates_carry_each_cells_version(frame):
-    rates = hello.ghz_rates(frame, FIXTURE)
+    rates = ghz_rates(frame, read_folder(FIXTURE).cells_of())
     versions = {version for version, _ in rates.values()}
     calibration = {k for k in rates if k.startswith("calibration/")}
     assert calibration and len(versions) >= 1
     assert any(k.startswith("hello/") for k in rates)
-    ceiling = hello.run_ceiling(frames.read_manifest(FIXTURE), frame, FIXTURE)
+    ceiling = read_folder(FIXTURE).ceiling
     assert ceiling is not None and ceiling.effective_rps >= ceiling.calibrated_rps
 
 

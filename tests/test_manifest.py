@@ -14,7 +14,11 @@ COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "gi
 def write_cell(run_dir: Path, study: str, cell_id: str, **fields) -> None:
     folder = run_dir / study / cell_id
     folder.mkdir(parents=True)
-    (folder / "cell.json").write_text(json.dumps({"study": study, "cell_id": cell_id, **fields}))
+    # The keys every cell.json has (perflab.contract.cell.RECORD_KEYS), then the test's.
+    record = {"scenario": "s", "implementation": "i", "status": "ok", "params": {}}
+    (folder / "cell.json").write_text(
+        json.dumps({"study": study, "cell_id": cell_id, **record, **fields})
+    )
 
 
 def test_times_and_revision_are_the_cells_own(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.analysis.report import render_run
+from perflab.cli import claim_frame_hooks
 from tests.conftest import REPO
 
 # papermill starts a kernel for every render.
@@ -26,7 +27,9 @@ def rendered(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("reports")
     run = tmp_path_factory.mktemp("data") / FIXTURE.name
     shutil.copytree(FIXTURE, run)
-    pages = render_run(run, REPO / "data" / "reference", out, REPO / "notebooks")
+    pages = render_run(
+        run, REPO / "data" / "reference", out, REPO / "notebooks", claim_frame_hooks()
+    )
     assert {p.name for p in pages} == {"hello.html", "index.html"}
     return out
 
@@ -61,7 +64,7 @@ def test_rendering_twice_elsewhere_gives_the_same_bytes(rendered, tmp_path):
     shutil.copytree(FIXTURE, run)
     time.sleep(1)
     again = tmp_path / "elsewhere" / "reports" / "again"
-    render_run(run, REPO / "data" / "reference", again, REPO / "notebooks")
+    render_run(run, REPO / "data" / "reference", again, REPO / "notebooks", claim_frame_hooks())
 
     def files(folder: Path) -> dict[str, bytes]:
         return {

@@ -9,6 +9,7 @@ import pytest
 
 from perflab.analysis.frames import read_reference, read_run
 from perflab.analysis.report import render
+from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.orders import analysis as orders
 from tests.conftest import REPO, matrix_only, overclaimed_intervals, study_vars
@@ -282,7 +283,7 @@ def test_fixture_run_is_a_real_smoke_run_with_every_order_answered():
     ok = frame[frame["metric"] == "orders_ok"]
     assert (ok["value"] == ok["orders"]).all()
     assert (frame[frame["metric"] == "stamp_violations"]["value"] == 0).all()
-    cdfs = orders.load_cdfs(FIXTURE)
+    cdfs = orders.load_cdfs(read_folder(FIXTURE))
     assert set(cdfs["latency"]) == {"rtt", "oneway_request", "oneway_reply"}
     assert set(cdfs["mode"]) == {"unary", "bidi"} and set(cdfs["security"]) == {"plaintext", "tls"}
     client = json.loads(next(FIXTURE.glob("orders/*/client.json")).read_text())
@@ -408,7 +409,7 @@ def test_clients_and_cdf_figures_name_their_latency_profile_in_the_title():
     assert orders.vs_clients_title("rtt_p50", "proxy_0ms").endswith(
         "latency profile proxy_0ms (through Toxiproxy, no delay)"
     )
-    cdfs = orders.load_cdfs(FIXTURE)
+    cdfs = orders.load_cdfs(read_folder(FIXTURE))
     title = orders.cdf_figure(cdfs, "rtt", "plaintext").axes[0].get_title()
     assert title == "Latency CDF per order (rtt, plaintext, repeat 1)\n" + orders.profile_words(
         "none"

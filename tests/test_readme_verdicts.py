@@ -7,6 +7,8 @@ from pathlib import Path
 import yaml
 
 from perflab.analysis.replication import REFERENCE_RUNS_FILE, markdown_table, replicate
+from perflab.analysis.run import read as read_folder
+from perflab.cli import claim_frame_hooks
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,5 +19,7 @@ def test_readme_table_is_the_reference_runs_verdicts():
     shown = readme[readme.index(begin) + len(begin) : readme.index(end)]
     reference = REPO / "data" / "reference"
     run_id = yaml.safe_load((reference / REFERENCE_RUNS_FILE).read_text())["localhost"]
-    generated = markdown_table(replicate(REPO / "data" / run_id, reference))
+    generated = markdown_table(
+        replicate(read_folder(REPO / "data" / run_id, claim_frame_hooks()), reference)
+    )
     assert shown == generated, "regenerate: .venv/bin/perflab verdicts --run-dir data/<reference>"

@@ -22,6 +22,7 @@ from perflab.analysis.replication import (
     study_html,
     tally,
 )
+from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -115,10 +116,10 @@ def test_reference_is_named_by_topology_and_never_the_run_itself(tmp_path):
     for name, topology in (("ref-local", "localhost"), ("ref-netns", "netns"), ("mine", "netns")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "manifest.json").write_text(json.dumps({"topology": topology}))
-    assert reference_run(tmp_path / "mine", reference_dir) == tmp_path / "ref-netns"
-    assert reference_run(tmp_path / "ref-local", reference_dir) is None
+    assert reference_run(read_folder(tmp_path / "mine"), reference_dir) == tmp_path / "ref-netns"
+    assert reference_run(read_folder(tmp_path / "ref-local"), reference_dir) is None
     (reference_dir / "reference_runs.yml").write_text("localhost: ref-local\n")
-    assert reference_run(tmp_path / "mine", reference_dir) is None
+    assert reference_run(read_folder(tmp_path / "mine"), reference_dir) is None
 
 
 def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():

@@ -16,6 +16,7 @@ from perflab.analysis.claims import read_claims
 from perflab.analysis.frames import read_run
 from perflab.analysis.noise import KindFloor, NoiseFloor, kind_floor, noise_floor
 from perflab.analysis.replication import Replication, index_html, replicate
+from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import MIN_MARGIN
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
@@ -185,7 +186,7 @@ def test_the_floor_is_the_aa_effect_and_sets_its_study_s_margin(tmp_path):
     frame = read_run(run)
     rps = frame[frame["metric"] == "rps"].set_index("implementation")["value"]
     drift = math.expm1(abs(math.log(rps["cpp"] / rps["go"])))
-    replication = replicate(run, REPO / "data" / "reference", study="hello")
+    replication = replicate(read_folder(run), REPO / "data" / "reference", study="hello")
     (kind,) = replication.noise.kinds
     assert kind.study == "hello" and kind.rounds == 1 and "rps" in kind.metrics
     assert kind.floor >= drift - 1e-12  # rps is one of the metrics the claims use
@@ -197,7 +198,7 @@ def test_the_floor_is_the_aa_effect_and_sets_its_study_s_margin(tmp_path):
 
 
 def test_a_run_without_aa_cells_keeps_the_floor_margin_and_shows_no_floor(tmp_path):
-    assert noise_floor(FIXTURE, []).kinds == ()
+    assert noise_floor(read_folder(FIXTURE), []).kinds == ()
     assert NoiseFloor(()).judging().margin == MIN_MARGIN
 
 
@@ -269,7 +270,7 @@ def test_each_study_is_judged_with_its_own_floor_and_a_study_without_one_with_th
     assert by_study["watch"].margin == pytest.approx(0.6)
     claims = read_claims(REPO / "data" / "reference" / "claims.yml")
     picked = [next(c for c in claims if c.study == s) for s in ("hello", "watch", "orders")]
-    verdicts = judge_run_looks(FIXTURE, picked, None, by_study)
+    verdicts = judge_run_looks(read_folder(FIXTURE), picked, None, by_study)
     margins = {v.claim.study: v.judging.margin for v in verdicts}
     assert margins == {"hello": MIN_MARGIN, "watch": pytest.approx(0.6), "orders": MIN_MARGIN}
     sentence = Replication("r", verdicts, by_study=by_study).margin_sentence()

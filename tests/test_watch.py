@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.frames import read_reference, read_run
+from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
 from perflab.studies.watch import analysis as watch
 from perflab.studies.watch.matrix import memory_needed
@@ -121,7 +122,7 @@ def test_a_bad_value_is_refused_naming_its_key(key, value, named):
 @pytest.fixture(scope="module")
 def fixture():
     frame = read_run(FIXTURE)
-    timeline = watch.timelines(FIXTURE)
+    timeline = watch.timelines(read_folder(FIXTURE))
     return frame, timeline, watch.summarize(frame, timeline)
 
 
@@ -315,7 +316,7 @@ def test_a_client_killed_by_a_signal_is_named(tmp_path):
     (cell / "time.txt").write_text(
         "Command terminated by signal 9\n" + (cell / "time.txt").read_text()
     )
-    reasons = watch.failure_reasons(run)
+    reasons = watch.failure_reasons(read_folder(run))
     assert list(reasons["cell_id"]) == [cell.name]
     assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from perflab.analysis.run import read as read_folder
 from perflab.host.impls import HostPaths, command_argv, discover
 from perflab.host.launch import serving
 from perflab.studies.watch.matrix import STRATEGIES
@@ -369,7 +370,7 @@ def test_a_killed_client_fails_its_cell_with_the_reason(built, tmp_path):
     cell_dir = tmp_path / "killed" / "watch" / spec.cell_id
     record = json.loads((cell_dir / "cell.json").read_text())
     assert record["status"] == "failed" and "exited with code 137" in record["error"]
-    reasons = watch.failure_reasons(tmp_path / "killed")
+    reasons = watch.failure_reasons(read_folder(tmp_path / "killed"))
     assert reasons["reason"].iloc[0].startswith("client killed by signal 9 (SIGKILL")
     # The timeline up to the kill is kept.
     assert len(watch.cell_timeline(cell_dir)) > 0

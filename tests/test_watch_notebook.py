@@ -6,6 +6,7 @@ import pytest
 
 from perflab.analysis.frames import read_run
 from perflab.analysis.report import render
+from perflab.analysis.run import read as read_folder
 from perflab.studies.watch import analysis as watch
 from tests.conftest import REPO, overclaimed_intervals
 
@@ -26,7 +27,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     page = html.read_text()
     assert "Traceback" not in page
     # The seed's shape, generated from the same data, with its CPU from cumulative time.
-    summary = watch.summarize(read_run(FIXTURE), watch.timelines(FIXTURE))
+    summary = watch.summarize(read_run(FIXTURE), watch.timelines(read_folder(FIXTURE)))
     assert watch.seed_shape(summary).columns[0] in page
     assert overclaimed_intervals(page) == []
     assert "time to serve all watchers (s)" in page

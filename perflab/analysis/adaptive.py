@@ -15,13 +15,11 @@ no open claim rests on runs no more.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.run import run_frame, run_topology
+from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
 from perflab.analysis.verdicts import (
     INCONCLUSIVE,
     Judging,
@@ -29,15 +27,15 @@ from perflab.analysis.verdicts import (
     judge,
 )
 from perflab.contract.adaptive import Adaptive, Look, configuration_of, in_round, looks, round_of
-from perflab.contract.cell import CellSpec, iter_cells
+from perflab.contract.cell import CellSpec
 from perflab.contract.rounds import round_order, round_seed
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.claims import Claim
+    from perflab.analysis.run import Run
 
-LEDGER_FILE = "adaptive.json"
 # What one more cell costs beyond its own seconds: Ansible's task around it, about 0.6 s
 # a cell on the reference run (66.7 min of measuring for 58.9 min inside cells, 835 cells).
 CELL_OVERHEAD_S = 0.6
@@ -45,56 +43,10 @@ CELL_OVERHEAD_S = 0.6
 Configuration = tuple[str, str]
 
 
-@dataclass
-class LookRecord:
-    """One look taken: the claims open before it, those that got its rounds and the cells."""
-
-    index: int
-    extra_rounds: int
-    coverage: float
-    open_claims: list[str]
-    chosen_claims: list[str]
-    cells: list[str]
-    estimate_s: float
-    note: str
-
-
-@dataclass
-class Ledger:
-    adaptive: Adaptive
-    base_coverage: float
-    base_rounds: dict[str, int]
-    taken: list[LookRecord] = field(default_factory=list)
-
-    def looks(self) -> list[Look]:
-        """The base look and every look whose rounds ran (a look that planned no cell is none)."""
-        schedule = looks(self.adaptive, self.base_coverage)
-        return schedule[: 1 + sum(1 for look in self.taken if look.cells)]
-
-    def family_error(self) -> float:
-        return self.adaptive.family_error(self.base_coverage)
-
-    def write(self, run_dir: Path) -> None:
-        (run_dir / LEDGER_FILE).write_text(json.dumps(asdict(self), indent=1) + "\n")
-
-    @classmethod
-    def read(cls, run_dir: Path) -> Ledger | None:
-        path = Path(run_dir) / LEDGER_FILE
-        if not path.is_file():
-            return None
-        raw = json.loads(path.read_text())
-        return cls(
-            Adaptive(**raw["adaptive"]),
-            float(raw["base_coverage"]),
-            {study: int(n) for study, n in raw["base_rounds"].items()},
-            [LookRecord(**look) for look in raw["taken"]],
-        )
-
-
-def base_rounds(run_dir: Path) -> dict[str, int]:
+def base_rounds(run: Run) -> dict[str, int]:
     """Each study's highest round before any look: the rounds its matrix ran."""
     highest: dict[str, int] = {}
-    for cell in iter_cells(run_dir, include_aa=True):
+    for cell in run.cells_of(include_aa=True):
         found = round_of(cell.record["cell_id"])
         if found is not None:
             study = cell.record["study"]
@@ -143,15 +95,15 @@ def rounds_of(verdict: Verdict) -> int | None:
 
 
 def judge_run_looks(
-    run_dir: Path,
+    run: Run,
     claims: list[Claim],
     judging: Judging | None = None,
     by_study: dict[str, Judging] | None = None,
 ) -> list[Verdict]:
     """Every claim's verdict over the looks the run's ledger records (one look without)."""
     judging = judging or Judging()
-    ledger = Ledger.read(run_dir)
-    frame = run_frame(run_dir, claims)
+    ledger = run.ledger
+    frame = run.judged_frame(claims)
     if ledger is None:
         # Without a ledger every round is the base look's.
         schedule = [Look(0, 0, judging.coverage)]
@@ -159,7 +111,7 @@ def judge_run_looks(
         rounds = {str(study): int(n) for study, n in dict(frame_rounds).items()}
     else:
         schedule, rounds = ledger.looks(), ledger.base_rounds
-    return judge_looks(frame, claims, schedule, rounds, run_topology(run_dir), judging, by_study)
+    return judge_looks(frame, claims, schedule, rounds, run.topology, judging, by_study)
 
 
 def cell_seconds(record: dict[str, Any]) -> float:
@@ -168,12 +120,10 @@ def cell_seconds(record: dict[str, Any]) -> float:
     return took.total_seconds()
 
 
-def round_records(run_dir: Path) -> list[dict[str, Any]]:
+def round_records(run: Run) -> list[dict[str, Any]]:
     """The cell.json of every complete cell in a round (A/A cells and probes left out):
-    read once per plan, for its costs, its templates and the minutes spent."""
-    return [
-        cell.record for cell in iter_cells(run_dir) if round_of(cell.record["cell_id"]) is not None
-    ]
+    for a plan's costs, its templates and the minutes spent."""
+    return [cell.record for cell in run.cells_of() if round_of(cell.record["cell_id"]) is not None]
 
 
 @dataclass(frozen=True)
@@ -243,7 +193,7 @@ class Plan:
 
 
 def plan_look(
-    run_dir: Path,
+    run: Run,
     claims: list[Claim],
     adaptive: Adaptive,
     index: int,
@@ -252,25 +202,25 @@ def plan_look(
 ) -> Plan:
     """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
     run's ledger; a look already recorded is planned again as recorded (a resume)."""
-    ledger = Ledger.read(run_dir) or Ledger(adaptive, judging.coverage, base_rounds(run_dir))
+    ledger = run.ledger or Ledger(adaptive, judging.coverage, base_rounds(run))
     if ledger.adaptive != adaptive:
         raise ValueError(
-            f"{run_dir / LEDGER_FILE} was planned with {asdict(ledger.adaptive)}, not "
+            f"{run.folder / LEDGER_FILE} was planned with {asdict(ledger.adaptive)}, not "
             f"{asdict(adaptive)}: resume a run with the knobs it started with"
         )
     recorded = next((look for look in ledger.taken if look.index == index), None)
     if recorded is not None:
-        return Plan(ledger, resumed_cells(run_dir, recorded), f"look {index}: resumed as planned")
+        return Plan(ledger, resumed_cells(run, recorded), f"look {index}: resumed as planned")
     stop = why_no_look(ledger, index)
     if stop:
         return Plan(ledger, [], f"look {index}: none, {stop}")
-    frame = run_frame(run_dir, claims)
+    frame = run.judged_frame(claims)
     verdicts = judge_looks(
-        frame, claims, ledger.looks(), ledger.base_rounds, run_topology(run_dir), judging, by_study
+        frame, claims, ledger.looks(), ledger.base_rounds, run.topology, judging, by_study
     )
     still_open = [verdict for verdict in verdicts if verdict.verdict == INCONCLUSIVE]
     look = looks(adaptive, ledger.base_coverage)[index]
-    records = round_records(run_dir)
+    records = round_records(run)
     left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds)
     chosen, cells, estimate = look_cells(latest_rounds(records), ledger, look, still_open, left_s)
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
@@ -291,7 +241,7 @@ def plan_look(
         ),
     )
     ledger.taken.append(record)
-    ledger.write(run_dir)
+    ledger.write(run.folder)
     return Plan(ledger, cells, f"look {index} of {adaptive.max_looks}: {record.note}")
 
 
@@ -351,14 +301,14 @@ def look_note(
     )
 
 
-def resumed_cells(run_dir: Path, recorded: LookRecord) -> list[CellSpec]:
+def resumed_cells(run: Run, recorded: LookRecord) -> list[CellSpec]:
     """A recorded look's cells, rebuilt from the configurations' templates (a complete cell
     is skipped by the runner, so a resume runs only what is missing)."""
     wanted: dict[Configuration, list[int]] = {}
     for name in recorded.cells:
         study, cell_id = name.split("/", 1)
         wanted.setdefault((study, configuration_of(cell_id)), []).append(round_of(cell_id) or 0)
-    latest = latest_rounds(round_records(run_dir))
+    latest = latest_rounds(round_records(run))
     by_name = {
         f"{study}/{configuration}-r{repeat}": in_round(
             CellSpec.from_dict(latest[(study, configuration)].spec), repeat

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
+from perflab.analysis.run import read
 from perflab.contract.adaptive import configuration_of
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
@@ -47,7 +48,8 @@ def estimate(
 ) -> Estimate:
     """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts)."""
     took = {
-        key: latest.seconds for key, latest in latest_rounds(round_records(reference_run)).items()
+        key: latest.seconds
+        for key, latest in latest_rounds(round_records(read(reference_run))).items()
     }
     by_study: dict[str, list[float]] = defaultdict(list)
     for (study, _), seconds in took.items():

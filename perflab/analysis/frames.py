@@ -9,10 +9,11 @@ import perflab without it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.contract.cell import iter_cells
+from perflab.contract.cell import RunCell, iter_cells
 from perflab.contract.parsers import (
     MalformedRawFile,
     Metric,
@@ -27,7 +28,15 @@ from perflab.contract.parsers import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MalformedRawFile", "read_run", "read_cells", "read_manifest", "read_reference"]
+__all__ = [
+    "MalformedRawFile",
+    "read_run",
+    "tidy_frame",
+    "read_cells",
+    "cell_table",
+    "read_manifest",
+    "read_reference",
+]
 
 ID_COLUMNS = ["run_id", "study", "scenario", "implementation", "client"]
 # Raw files each load kind must leave in a complete, non-failed cell.
@@ -79,16 +88,21 @@ def cell_metrics(folder: Path, cell: dict[str, Any]) -> list[Metric]:
 
 
 def read_run(run_dir: str | Path, include_aa: bool = False) -> pd.DataFrame:
-    """Every complete cell of a run as tidy rows; a failed cell adds a row metric 'failed'.
-    The A/A cells (param `aa`, the run's noise floor) only with `include_aa`."""
-    import pandas as pd
-
+    """Every complete cell of a run as tidy rows (`tidy_frame`); the A/A cells (param `aa`,
+    the run's noise floor) only with `include_aa`. A report reads its run once instead
+    (perflab.analysis.run)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
-    run_id = run_dir.name
+    return tidy_frame(iter_cells(run_dir, include_aa=include_aa), run_dir.name)
+
+
+def tidy_frame(cells: Iterable[RunCell], run_id: str) -> pd.DataFrame:
+    """The cells as tidy rows; a failed cell adds a row metric 'failed'."""
+    import pandas as pd
+
     rows: list[dict[str, Any]] = []
-    for folder, cell in iter_cells(run_dir, include_aa=include_aa):
+    for folder, cell in cells:
         base = {
             "run_id": cell.get("run_id", run_id),
             "study": cell["study"],
@@ -133,11 +147,16 @@ def whole_numbers_as_int(column: pd.Series) -> pd.Series:
 
 
 def read_cells(run_dir: str | Path) -> pd.DataFrame:
+    """One row per cell (`cell_table`)."""
+    return cell_table(iter_cells(run_dir))
+
+
+def cell_table(cells: Iterable[RunCell]) -> pd.DataFrame:
     """One row per cell: status, error, notes, pinning, start/end. For failure tables."""
     import pandas as pd
 
     rows = []
-    for _, cell in iter_cells(run_dir):
+    for _, cell in cells:
         rows.append(
             {
                 "study": cell["study"],

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim
@@ -36,6 +35,8 @@ from perflab.contract.cell import AA_PARAM
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from perflab.analysis.run import Run
 
 # Columns that say which cell a row is, not which configuration.
 NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "status", AA_PARAM}
@@ -135,12 +136,10 @@ def configuration(rows: pd.DataFrame) -> str:
     return ", ".join(dict.fromkeys(named + params))
 
 
-def noise_floor(run_dir: str | Path, claims: list[Claim]) -> NoiseFloor:
+def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
     """The run's A/A floor per kind of client, over the metrics each study's ratio claims
     are judged on (a study with no ratio claim measured on its A/A cells gives none)."""
-    from perflab.analysis.frames import read_run
-
-    frame = read_run(run_dir, include_aa=True)
+    frame = run.frame_with_aa
     if AA_PARAM not in frame.columns:
         return NoiseFloor(())
     twins = frame[frame[AA_PARAM].notna()]

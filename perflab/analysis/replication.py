@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
-from perflab.analysis.run import run_topology
+from perflab.analysis.run import Run, read
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -33,7 +33,6 @@ from perflab.analysis.verdicts import (
     percent,
 )
 from perflab.contract.adaptive import Adaptive
-from perflab.contract.cell import cell_dirs
 
 CLAIMS_FILE = "claims.yml"
 REFERENCE_RUNS_FILE = "reference_runs.yml"
@@ -87,6 +86,19 @@ class Replication:
             "wholly inside the margin zone is 'at its threshold'."
         )
 
+    def for_study(self, study: str) -> Replication:
+        """The verdicts of one study's claims, and the reference's of the same claims."""
+        verdicts = [v for v in self.verdicts if v.claim.study == study]
+        compared = self.reference is not None and bool(verdicts)
+        return replace(
+            self,
+            verdicts=verdicts,
+            reference_id=self.reference_id if compared else None,
+            reference=[v for v in self.reference or [] if v.claim.study == study]
+            if compared
+            else None,
+        )
+
     def reference_of(self, claim: Claim) -> Verdict | None:
         if self.reference is None:
             return None
@@ -103,7 +115,7 @@ class Replication:
         return self.reference is not None and (other is None or other.verdict != verdict.verdict)
 
 
-def reference_run(run_dir: Path, reference_dir: Path) -> Path | None:
+def reference_run(run: Run, reference_dir: Path) -> Path | None:
     """The committed reference run of this run's topology; None if this run is it, or if
     no reference is named for the topology or its folder is not here."""
     import yaml
@@ -111,8 +123,8 @@ def reference_run(run_dir: Path, reference_dir: Path) -> Path | None:
     path = reference_dir / REFERENCE_RUNS_FILE
     if not path.is_file():
         return None
-    named = (yaml.safe_load(path.read_text()) or {}).get(run_topology(run_dir))
-    if not named or named == run_dir.name:
+    named = (yaml.safe_load(path.read_text()) or {}).get(run.topology)
+    if not named or named == run.run_id:
         return None
     folder = reference_dir.parent / named
     return folder if folder.is_dir() else None
@@ -125,50 +137,52 @@ def reference_claims(reference_dir: Path) -> list[Claim]:
     )
 
 
-def plan_next_look(run_dir: Path, reference_dir: Path, adaptive: Adaptive, index: int) -> Plan:
+def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int) -> Plan:
     """Look `index`'s rounds, the claims judged as the report will judge them: each study
     with the margin its own A/A cells set."""
     claims = reference_claims(reference_dir)
-    by_study = noise_floor(run_dir, claims).judging_by_study()
-    return plan_look(run_dir, claims, adaptive, index, Judging(), by_study)
+    by_study = noise_floor(run, claims).judging_by_study()
+    return plan_look(run, claims, adaptive, index, Judging(), by_study)
 
 
 def replicate(
-    run_dir: str | Path,
+    run: Run,
     reference_dir: str | Path,
     study: str | None = None,
-    against: str | Path | None = None,
+    against: Run | None = None,
     judging: Judging | None = None,
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
-    or those of the run `against` names (e.g. a second run of the same commit); both
-    judged with one `judging` (its margin), so they differ only by their data. Without a
-    `judging` the margin is the one this run's noise floor sets (its A/A cells, measured
-    over every claim's metrics, so a study page and the index judge alike)."""
-    run_dir, reference_dir = Path(run_dir), Path(reference_dir)
+    or those of the run `against` (e.g. a second run of the same commit); both judged with
+    one `judging` (its margin), so they differ only by their data. Without a `judging` the
+    margin is the one this run's noise floor sets (its A/A cells, measured over every
+    claim's metrics, so a study page and the index judge alike). The reference run is read
+    with the run's claim-frame hooks."""
+    reference_dir = Path(reference_dir)
     claims = reference_claims(reference_dir)
-    noise = noise_floor(run_dir, claims)
+    noise = noise_floor(run, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
     by_study = {} if judging is not None else noise.judging_by_study()
     judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
-    verdicts = judge_run_looks(run_dir, claims, judging, by_study) if claims else []
-    other = Path(against) if against is not None else reference_run(run_dir, reference_dir)
-    ledger = Ledger.read(run_dir)
-    studies = frozenset(folder.parent.name for folder in cell_dirs(run_dir))
+    verdicts = judge_run_looks(run, claims, judging, by_study) if claims else []
+    other = against
+    if other is None:
+        folder = reference_run(run, reference_dir)
+        other = read(folder, run.hooks) if folder is not None and claims else None
     compared = other is not None and bool(claims)
     theirs = judge_run_looks(other, claims, judging, by_study) if compared else None
     return Replication(
-        run_dir.name,
+        run.run_id,
         verdicts,
-        other.name if compared else None,
+        other.run_id if compared and other is not None else None,
         theirs,
         judging,
         noise,
         by_study,
-        ledger,
-        studies,
+        run.ledger,
+        run.studies,
     )
 
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
+    from perflab.analysis.run import ClaimFrameHooks
+
 OVERVIEW = "overview"
 # Where perflab.analysis.plots.save writes a page's figures, below the report folder.
 FIGURES = "figures"
@@ -104,11 +106,31 @@ def clear_figures(out_dir: Path) -> None:
         stale.unlink()
 
 
-def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Path) -> list[Path]:
-    """Every study page, then the overview as index.html; returns the pages written."""
+def render_run(
+    run_dir: Path,
+    reference_dir: Path,
+    out_dir: Path,
+    notebooks: Path,
+    hooks: ClaimFrameHooks,
+) -> list[Path]:
+    """Every study page, then the overview as index.html; returns the pages written. The
+    run is read and judged once, here, and every notebook loads that (perflab.analysis.judged)."""
+    from perflab.analysis.judged import judge, write_cache
+
     run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     clear_figures(out_dir)
+    judged = judge(run_dir, reference_dir, hooks)
+    cache = write_cache(judged, reference_dir, out_dir)
+    try:
+        return render_pages(run_dir, reference_dir, out_dir, notebooks)
+    finally:
+        cache.unlink()
+
+
+def render_pages(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Path) -> list[Path]:
+    """Every study page, then the overview as index.html, each checked for this machine's
+    paths."""
     # Relative to the kernel's working directory (out_dir): the notebooks never see where
     # this checkout lives, so no page can show it.
     params = {

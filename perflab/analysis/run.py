@@ -1,36 +1,133 @@
-"""A run read for judging: its claims' rows, each study's derived metrics and the rows that
-are only lower bounds. The frame loading the verdict engine (perflab.analysis.verdicts)
-judges, kept apart from its decision rules."""
+"""A run, read once: its cells, manifest, calibrated ceiling, adaptive ledger and the frames
+built from them, and the frame the verdict engine (perflab.analysis.verdicts) judges.
+
+Every analysis of a run starts from one `Run` (`read`): the cell folders are listed and each
+cell.json opened once, by `perflab.contract.cell.iter_cells`, and every frame, table and
+ceiling below is built from those records. A report builds it once and hands it to every
+notebook (perflab.analysis.report).
+
+Nothing here knows a study: a study's derived metrics for its claims reach the judging as a
+claim-frame hook (`ClaimFrameHooks`, study id -> function of the run's tidy frame) that the
+caller (perflab.cli) passes in.
+"""
 
 from __future__ import annotations
 
-import importlib
-import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from perflab.analysis.frames import cell_table, read_manifest, tidy_frame
+from perflab.analysis.ledger import Ledger
 from perflab.contract.bounds import FLOORED_METRICS
+from perflab.contract.cell import RunCell, iter_cells
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.claims import Claim
+    from perflab.contract.bounds import EffectiveCeiling
+
+# A study's derived metrics for the verdict engine, from the run's tidy frame.
+ClaimFrameHook = Callable[["pd.DataFrame"], "pd.DataFrame"]
+ClaimFrameHooks = Mapping[str, ClaimFrameHook]
 
 
-def mark_lower_bounds(frame: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+@dataclass
+class Run:
+    """One run folder, read once. `cells` holds every complete cell, A/A cells included."""
+
+    folder: Path
+    cells: tuple[RunCell, ...]
+    # manifest.json; None for a run folder without one (a run still measuring).
+    manifest: dict[str, Any] | None
+    ledger: Ledger | None
+    hooks: ClaimFrameHooks = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.folder.name
+
+    @property
+    def topology(self) -> str:
+        return str((self.manifest or {}).get("topology", "localhost"))
+
+    @property
+    def studies(self) -> frozenset[str]:
+        """The studies the run has complete cells of (their folders)."""
+        return frozenset(cell.folder.parent.name for cell in self.cells)
+
+    def cells_of(self, study: str | None = None, include_aa: bool = False) -> list[RunCell]:
+        """The run's cells (of one study when named); A/A cells only with `include_aa`."""
+        return [
+            cell
+            for cell in self.cells
+            if (study is None or cell.record["study"] == study) and (include_aa or not cell.is_aa)
+        ]
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The tidy rows (perflab.analysis.frames), A/A cells left out."""
+        return tidy_frame(self.cells_of(), self.run_id)
+
+    @cached_property
+    def frame_with_aa(self) -> pd.DataFrame:
+        return tidy_frame(self.cells_of(include_aa=True), self.run_id)
+
+    @cached_property
+    def cell_table(self) -> pd.DataFrame:
+        """One row per cell (A/A cells left out): status, error, notes, pinning, times."""
+        return cell_table(self.cells_of())
+
+    @cached_property
+    def ceiling(self) -> EffectiveCeiling | None:
+        """The run's effective ghz ceiling; None without a calibration."""
+        from perflab.analysis.ceilings import run_ceiling
+
+        return run_ceiling(self.manifest or {}, self.frame, self.cells_of())
+
+    def claim_frame(self, studies: set[str]) -> pd.DataFrame:
+        """The tidy rows plus the derived metrics of the named studies' hooks."""
+        import pandas as pd
+
+        parts = [self.frame] + [
+            self.hooks[study](self.frame) for study in sorted(studies) if study in self.hooks
+        ]
+        kept = [part for part in parts if not part.empty]
+        # A run of A/A cells only (left out of the frame) has no row: its columns, empty.
+        return pd.concat(kept, ignore_index=True) if kept else parts[0]
+
+    def judged_frame(self, claims: list[Claim]) -> pd.DataFrame:
+        """The rows the claims are judged on: their studies' cells, derived metrics, bounds."""
+        return mark_lower_bounds(self.claim_frame({claim.study for claim in claims}), self)
+
+
+def read(folder: str | Path, hooks: ClaimFrameHooks | None = None) -> Run:
+    """The run in `folder`, every cell.json opened once; `hooks` as the module says."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such run folder")
+    manifest = read_manifest(folder) if (folder / "manifest.json").is_file() else None
+    cells = tuple(iter_cells(folder, include_aa=True))
+    return Run(folder, cells, manifest, Ledger.read(folder), dict(hooks or {}))
+
+
+def mark_lower_bounds(frame: pd.DataFrame, run: Run) -> pd.DataFrame:
     """The frame with `lower_bound` per row: a FLOORED_METRICS value above BOUND_FRACTION of
     the run's effective ghz ceiling (the calibration, or the fastest cell if one beat it);
     a cell run with another ghz version keeps its recorded status. Without a calibration the
     column is left out and the recorded status decides (`lower_bounds`)."""
-    from perflab.analysis.ceilings import ghz_rates, run_ceiling
-    from perflab.analysis.frames import read_manifest
+    from perflab.analysis.ceilings import ghz_rates
 
-    if not (run_dir / "manifest.json").is_file() or frame.empty:
+    if run.manifest is None or frame.empty:
         return frame
-    ceiling = run_ceiling(read_manifest(run_dir), frame, run_dir)
+    ceiling = run.ceiling
     if ceiling is None:
         return frame
-    versions = {cell: version for cell, (version, _) in ghz_rates(frame, run_dir).items()}
+    rates = ghz_rates(run.frame, run.cells_of())
+    versions = {cell: version for cell, (version, _) in rates.items()}
     same = (frame["study"].astype(str) + "/" + frame["cell_id"].astype(str)).map(
         lambda cell: versions.get(cell) == ceiling.ghz_version
     )
@@ -38,38 +135,3 @@ def mark_lower_bounds(frame: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     recorded = frame["status"] == "bound"
     floored = frame["metric"].isin(FLOORED_METRICS)
     return frame.assign(lower_bound=floored & above.where(same, recorded))
-
-
-def claim_frame(run_dir: Path, studies: set[str]) -> pd.DataFrame:
-    """perflab.analysis.frames rows plus each study's derived metrics (its analysis.claim_frame)."""
-    import pandas as pd
-
-    from perflab.analysis.frames import read_run
-
-    parts = [read_run(run_dir)]
-    for study in sorted(studies):
-        try:
-            analysis = importlib.import_module(f"perflab.studies.{study}.analysis")
-        except ModuleNotFoundError as exc:
-            if exc.name not in (f"perflab.studies.{study}", f"perflab.studies.{study}.analysis"):
-                raise
-            continue
-        hook = getattr(analysis, "claim_frame", None)
-        if hook is not None:
-            parts.append(hook(run_dir))
-    kept = [part for part in parts if not part.empty]
-    # A run of A/A cells only (left out of read_run) has no row: its columns, empty.
-    return pd.concat(kept, ignore_index=True) if kept else parts[0]
-
-
-def run_topology(run_dir: Path) -> str:
-    manifest = Path(run_dir) / "manifest.json"
-    if not manifest.is_file():
-        return "localhost"
-    return str(json.loads(manifest.read_text()).get("topology", "localhost"))
-
-
-def run_frame(run_dir: str | Path, claims: list[Claim]) -> pd.DataFrame:
-    """The rows the claims are judged on: their studies' cells, derived metrics and bounds."""
-    run_dir = Path(run_dir)
-    return mark_lower_bounds(claim_frame(run_dir, {claim.study for claim in claims}), run_dir)

@@ -111,10 +111,6 @@ class CellSpec:
         raw["load"] = LoadSpec(**raw["load"])
         return cls(**raw)
 
-    @classmethod
-    def from_file(cls, path: Path) -> CellSpec:
-        return cls.from_dict(json.loads(path.read_text()))
-
 
 @dataclass
 class CellRecord:
@@ -188,6 +184,10 @@ class RunCell(NamedTuple):
     folder: Path
     record: dict[str, Any]
 
+    @property
+    def is_aa(self) -> bool:
+        return AA_PARAM in self.record["params"]
+
 
 def iter_cells(
     run_dir: str | Path, study: str | None = None, include_aa: bool = False
@@ -205,5 +205,6 @@ def iter_cells(
             raise MalformedRawFile(
                 folder / "cell.json", f"a cell of study {record['study']!r} under {study}/"
             )
-        if include_aa or AA_PARAM not in record["params"]:
-            yield RunCell(folder, record)
+        cell = RunCell(folder, record)
+        if include_aa or not cell.is_aa:
+            yield cell

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from perflab.contract.cell import cell_dirs
+from perflab.contract.cell import iter_cells
 from perflab.contract.rounds import ROUND_RULE, round_seed
 from perflab.host.impls import HostPaths
 
@@ -145,8 +145,7 @@ def cells_ran(run_dir: Path) -> dict[str, Any]:
     its own clock and checkout say nothing about when or with what the cells were measured.
     """
     starts, ends, revisions = [], [], set()
-    for folder in cell_dirs(run_dir):
-        cell = json.loads((folder / "cell.json").read_text())
+    for _, cell in iter_cells(run_dir, include_aa=True):
         if cell.get("start"):
             starts.append(cell["start"])
         if cell.get("end"):

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from perflab.contract.bounds import BOUND_FRACTION
-from perflab.contract.cell import CellRecord, CellSpec
+from perflab.contract.cell import CellRecord, CellSpec, read_cell_json
 from perflab.contract.parsers import (
     ghz_error_messages,
     parse_ghz,
@@ -167,7 +167,7 @@ def resolve_rate(study_dir: Path, spec: CellSpec) -> str:
     folder = study_dir / str(source["cell"])
     if not is_complete(folder):
         raise CellFailed(f"rate_of: cell {source['cell']!r} has not run in this run")
-    status = json.loads((folder / "cell.json").read_text())["status"]
+    status = read_cell_json(folder / "cell.json")["status"]
     if status == "failed":
         raise CellFailed(f"rate_of: cell {source['cell']!r} failed, so there is no rate to use")
     raw = folder / "ghz.json"

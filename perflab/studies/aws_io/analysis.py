@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from perflab.analysis.stats import compare_published, lower_bounds, summarize
 from perflab.analysis.tables import COUNT_UNITS, counts_as_integers, floor_marked
 from perflab.contract import params
-from perflab.contract.cell import iter_cells
 from perflab.contract.parsers import (
     ghz_error_messages,
     parse_server_stats,
@@ -25,6 +24,8 @@ from perflab.studies.aws_io.matrix import LATENCY_PROFILES
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from perflab.analysis.run import Run
 
 STUDY = "aws_io"
 SCENARIOS = {
@@ -234,12 +235,12 @@ def server_stats(folder: Path) -> dict[str, Any]:
     return parse_server_stats(log.read_text(errors="replace"), log)
 
 
-def error_messages(run_dir: str | Path) -> pd.DataFrame:
+def error_messages(run: Run) -> pd.DataFrame:
     """Every distinct error text ghz saw, per cell, with its count (status and message)."""
     import pandas as pd
 
     rows = []
-    for folder, cell in iter_cells(run_dir, STUDY):
+    for folder, cell in run.cells_of(STUDY):
         if not raw_exists(folder / "ghz.json"):
             continue
         errors = ghz_error_messages(read_raw_text(folder / "ghz.json"))
@@ -269,14 +270,14 @@ def error_messages(run_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def stream_messages(run_dir: str | Path, frame: pd.DataFrame) -> pd.DataFrame:
+def stream_messages(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """Streaming cells: messages the server sent (its own count) per successful ghz call,
     per latency profile ("none" first) and cell, so that no two rows read alike."""
     import pandas as pd
 
     ok = frame[(frame["study"] == STUDY) & (frame["metric"] == "ok")].set_index("cell_id")["value"]
     rows = []
-    for folder, cell in iter_cells(run_dir, STUDY):
+    for folder, cell in run.cells_of(STUDY):
         if cell["scenario"] != "list_stream":
             continue
         stats = server_stats(folder)

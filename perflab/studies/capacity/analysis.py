@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats
-from perflab.analysis.frames import read_run as load_run
 from perflab.contract.parsers import read_raw_text
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from perflab.analysis.run import Run
 
 STUDY = "capacity"
 STEP = "step"
@@ -73,14 +74,14 @@ def ok_latencies_ms(cell_dir: Path) -> list[float]:
     return [d["latency"] / 1e6 for d in details if d.get("status") == "OK"]
 
 
-def with_p999(step_rows: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:
+def with_p999(step_rows: pd.DataFrame, run: Run) -> pd.DataFrame:
     """Adds `latency_p99.9` (ms) from each step's per-call records where they hold enough
     calls for it, NaN elsewhere; `p999_samples` is how many there were."""
     import numpy as np
 
     values, counts = [], []
     for row in step_rows.itertuples(index=False):
-        folder = Path(run_dir) / STUDY / str(row.cell_id)
+        folder = run.folder / STUDY / str(row.cell_id)
         latencies = ok_latencies_ms(folder) if row.status != "failed" else []
         counts.append(len(latencies))
         supported = stats.percentile_supported(P999, len(latencies))
@@ -477,9 +478,9 @@ def knee_point(knee_rows: pd.DataFrame, impl: str) -> tuple[float, float] | None
     return float(mine["knee_rps"].median()), float(mine["slo_ms"].iloc[0])
 
 
-def index_html(run_dir: str) -> str:
+def index_html(run: Run) -> str:
     """The overview's capacity ranking (after the verdicts), '' when the run has no steps."""
-    step_rows = steps(load_run(run_dir))
+    step_rows = steps(run.frame)
     if step_rows.empty:
         return ""
     table = ranking(knees(step_rows))

@@ -10,9 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis import stats
-
-# The run's effective ceiling is the verdicts' too (issue 18): one definition, in analysis.
-from perflab.analysis.ceilings import ghz_rates, run_ceiling  # noqa: F401
 from perflab.contract import params
 from perflab.contract.bounds import EffectiveCeiling, ceiling_sentence
 

@@ -9,19 +9,19 @@ data/reference/claims.yml); the note on server CPU per order is generated from t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
 from perflab.analysis import stats, tables
 from perflab.contract import params
-from perflab.contract.cell import iter_cells
 from perflab.contract.parsers import client_cdfs, read_raw_text
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from perflab.analysis.run import Run
 
 STUDY = "orders"
 SUMMARY_KEYS = ["topology", "latency_profile", "mode", "security", "clients", "orders", "workers"]
@@ -240,12 +240,12 @@ def cpu_per_order_note(summary: pd.DataFrame, latency_profile: str = "none") -> 
     return note + ": about the same, so server CPU does not explain a difference in time."
 
 
-def load_cdfs(run_dir: str | Path) -> pd.DataFrame:
+def load_cdfs(run: Run) -> pd.DataFrame:
     """The latency CDFs of every complete, non-failed orders cell: one row per point."""
     import pandas as pd
 
     rows = []
-    for folder, cell in iter_cells(run_dir, STUDY):
+    for folder, cell in run.cells_of(STUDY):
         if cell["status"] == "failed":
             continue
         path = folder / "client.json"

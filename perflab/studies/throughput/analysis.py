@@ -10,7 +10,6 @@ core). The closing note is generated from the numbers, so a new run re-states it
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats, tables
@@ -455,8 +454,7 @@ def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
     return paired[tls.columns]
 
 
-def claim_frame(run_dir: str | Path) -> pd.DataFrame:
-    """Derived metrics data/reference/claims.yml judges (perflab.analysis.verdicts)."""
-    from perflab.analysis.frames import read_run
-
-    return tls_over_none(read_run(run_dir))
+def claim_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Derived metrics data/reference/claims.yml judges, from the run's tidy frame: the
+    study's claim-frame hook (perflab.analysis.run)."""
+    return tls_over_none(frame)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.analysis import stats
-from perflab.contract.cell import iter_cells
 from perflab.contract.parsers import (
     raw_exists,
     read_raw_text,
@@ -29,6 +28,8 @@ from perflab.contract.parsers import (
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from perflab.analysis.run import Run
 
 STUDY = "watch"
 STRATEGIES = ["js_object", "protobuf_cache", "frame_cache", "protobuf_cache_2writes"]
@@ -154,12 +155,12 @@ def peak_cpu(samples: pd.DataFrame) -> float:
     return 100 * (cpu[-1] - cpu[0]) / (t[-1] - t[0]) if t[-1] > t[0] else float("nan")
 
 
-def timelines(run_dir: str | Path) -> pd.DataFrame:
+def timelines(run: Run) -> pd.DataFrame:
     """Every complete watch cell's timeline, with its strategy, message, folder, repeat."""
     import pandas as pd
 
     parts = []
-    for folder, cell in iter_cells(run_dir, STUDY):
+    for folder, cell in run.cells_of(STUDY):
         if not raw_exists(folder / "resources.csv"):
             continue
         part = cell_timeline(folder)
@@ -313,13 +314,13 @@ def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.
     return table[[*columns, "ci_high", "ratio"]]
 
 
-def failure_reasons(run_dir: str | Path) -> pd.DataFrame:
+def failure_reasons(run: Run) -> pd.DataFrame:
     """Failed watch cells and why; a client killed by a signal (the seed's OOM-killed
     clients) is named as such from GNU time's record of it."""
     import pandas as pd
 
     rows = []
-    for folder, cell in iter_cells(run_dir, STUDY):
+    for folder, cell in run.cells_of(STUDY):
         if cell["status"] != "failed":
             continue
         reason = cell.get("error", "").strip().split("\n")[0]
