@@ -79,7 +79,7 @@ LAYER_RULES = {
     # prefix of an importing module -> prefixes it must never import
     "perflab.contract": ("perflab.host", "perflab.analysis", "perflab.studies", "perflab.cli"),
     "perflab.host": ("perflab.analysis", "perflab.cli"),
-    "perflab.analysis": ("perflab.host", "perflab.cli"),
+    "perflab.analysis": ("perflab.host", "perflab.studies", "perflab.cli"),
 }
 
 
@@ -120,3 +120,109 @@ def test_the_layer_check_catches_a_crossing():
         "perflab.contract.params -> perflab.analysis.stats",
         "perflab.host.runner -> perflab.analysis.stats",
     ]
+
+
+# Modules whose dynamic imports cross a floor today, each with the change that removes it.
+# An entry that no longer crosses fails the test below: delete it then.
+KNOWN_DYNAMIC_CROSSINGS = {
+    # get_study and Study.analysis import perflab.studies.<id> by name; issue 24's registry
+    # half (branch ans24) moves the registry above what it registers, to perflab/studies/.
+    "perflab.contract.study": "issue 24: the study registry moves to perflab/studies/",
+}
+# Calls that import a module named by a string at run time.
+DYNAMIC_IMPORTERS = {("importlib", "import_module"), (None, "import_module"), (None, "__import__")}
+
+
+def literal_prefix(node: ast.AST, assigned: dict[str, ast.AST]) -> str | None:
+    """The module a dynamic import names, as far as the source spells it: a string, the
+    constant start of an f-string, or a name assigned one of those in the module; None
+    when the source does not say (a crossing cannot be ruled out)."""
+    if isinstance(node, ast.Name) and node.id in assigned:
+        node = assigned[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        first = node.values[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+def dynamic_imports(source: str) -> list[str | None]:
+    """What each importlib.import_module / __import__ call in `source` imports (see
+    literal_prefix)."""
+    tree = ast.parse(source)
+    assigned = {
+        target.id: node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            key = (func.value.id, func.attr)
+        elif isinstance(func, ast.Name):
+            key = (None, func.id)
+        else:
+            continue
+        if key in DYNAMIC_IMPORTERS:
+            found.append(literal_prefix(node.args[0], assigned))
+    return found
+
+
+def dynamic_crossings(module: str, source: str) -> list[str]:
+    """The dynamic imports of `module` that may reach a floor its layer must not import."""
+    forbidden = layer_rule(module)
+    if not forbidden:
+        return []
+    bad = []
+    for target in dynamic_imports(source):
+        if target is None:
+            bad.append(f"{module} -> a module named at run time")
+        elif not target.startswith("perflab"):
+            continue  # a third-party module (e.g. a plugin of a library)
+        elif any(target.startswith(p) or p.startswith(target) for p in forbidden):
+            bad.append(f"{module} -> {target}...")
+    return bad
+
+
+def test_no_dynamic_import_crosses_a_floor():
+    found = {
+        module_name(path): dynamic_crossings(module_name(path), path.read_text())
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    crossing = {module: bad for module, bad in found.items() if bad}
+    unknown = {m: b for m, b in crossing.items() if m not in KNOWN_DYNAMIC_CROSSINGS}
+    assert unknown == {}
+    stale = [m for m in KNOWN_DYNAMIC_CROSSINGS if m not in crossing]
+    assert stale == [], f"no longer crossing: delete them from KNOWN_DYNAMIC_CROSSINGS: {stale}"
+
+
+def test_a_planted_dynamic_upward_import_fails():
+    planted = """
+import importlib
+
+def hook(study):
+    return importlib.import_module(f"perflab.studies.{study}.analysis")
+"""
+    assert dynamic_crossings("perflab.analysis.verdicts", planted) == [
+        "perflab.analysis.verdicts -> perflab.studies...."
+    ]
+    by_name = "from importlib import import_module\nname = 'perflab.cli'\nimport_module(name)\n"
+    assert dynamic_crossings("perflab.contract.cell", by_name) == [
+        "perflab.contract.cell -> perflab.cli..."
+    ]
+    unread = "def f(x):\n    return __import__(x.name)\n"
+    assert dynamic_crossings("perflab.host.runner", unread) == [
+        "perflab.host.runner -> a module named at run time"
+    ]
+    # The CLI, on the top floor, may name a study at run time.
+    assert dynamic_crossings("perflab.cli", planted) == []
+    # The same import, downward, passes.
+    down = "import importlib\nimportlib.import_module('perflab.contract.cell')\n"
+    assert dynamic_crossings("perflab.analysis.verdicts", down) == []
