@@ -141,20 +141,23 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_capacity_page_has_its_plot_ranking_and_steps(rendered):
     html = (rendered / "capacity.html").read_text()
     for heading in (
-        "Latency against offered load",
-        "Sustainable req/s at the SLO, and server CPU per call",
-        "Every step",
-        "Why each knee ended",
+        "The knee at the SLO",
+        "Latency against achieved rate",
+        "One step over time",
+        "Server CPU per call at the common rate",
+        "Throughput per server core at saturation",
+        "What this machine could not measure",
+        "Every rate",
         "Errors and failed cells",
     ):
         assert heading in html
     assert "Traceback (most recent call last)" not in html
     assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html
     assert not overclaimed_intervals(html)
-    assert (rendered / "figures" / "capacity_latency_vs_offered.png").stat().st_size > 10_000
+    assert (rendered / "figures" / "capacity_latency_vs_achieved.png").stat().st_size > 10_000
 
 
 def test_the_index_lists_the_capacity_ranking_after_the_verdicts(rendered):
     html = (rendered / "index.html").read_text()
-    assert html.index("Capacity: sustainable req/s at the SLO") > html.index("Verdicts")
+    assert html.index("Capacity: the knee at the SLO") > html.index("Verdicts")
     assert "Traceback (most recent call last)" not in html
