@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from perflab.host.impls import HostPaths
+from perflab.contract.matrix import expand
+from perflab.host.impls import HostPaths, discover
 from perflab.host.net import free_port
-from tests.conftest import REPO
+from perflab.host.runner import CellRunner
+from perflab.studies.capacity import analysis as capacity
+from tests.conftest import REPO, study_vars
 
 pytestmark = pytest.mark.live
 
@@ -157,3 +160,26 @@ def test_a_bad_option_is_refused_naming_it(host_paths, tmp_path):
         timeout=30,
     )
     assert done.returncode == 2 and "--arrival" in done.stderr
+
+
+def test_a_search_cell_runs_through_the_runner_and_reads_into_the_analysis(host_paths, tmp_path):
+    # The matrix's cell as the study runs it, small: two rates against the C++ server.
+    matrix, profiles = study_vars("capacity")
+    small = {"run_implementations": ["cpp"], "search_max_rps": 1000, "max_rates": 2}
+    small |= {"step_s": 0.5, "min_calls": 200, "warmup_s": 0.5, "settle_s": 0.2}
+    known = set(discover(REPO / "servers"))
+    (spec,) = [
+        c
+        for c in expand("r", "capacity", matrix | small, profiles, "quick", known)
+        if c.repeat == 1
+    ]
+    runner = CellRunner(host_paths, tmp_path)
+    record = runner.run(spec)
+    assert record is not None and record.status == "ok", record and record.error
+    (found,) = capacity.searches(tmp_path / "r")
+    assert found.report["config"]["slo_ms"] == matrix["slo_ms"]
+    assert found.report["knee"]["limit"] in ("server", "generator", "search_max", "unplaced")
+    # Every step of every rate tried, each with its windows and the server's CPU under it.
+    assert len(found.steps) == 3 * len(found.report["rates"]) >= 3
+    assert (found.steps["server_cores"] > 0).all()
+    assert all(len(w) >= 5 for w in found.steps["window_series"])
