@@ -285,6 +285,7 @@ def test_the_bound_sentence_names_generator_limited_searches_and_says_when_none_
     bound = [*server, search("go", (16000, 0, "generator"), rate_steps(32000, 2, bound=True))]
     text = capacity.bound_sentence(capacity.brackets(bound), capacity.all_steps(bound))
     assert text.startswith("The searches of go ended") and "3 of 6 steps" in text
+    assert "lower bound: go at least 16,000 (generator limit on this machine) req/s" in text
 
 
 def test_cpu_per_call_is_compared_only_among_servers_that_held_the_common_rate():
@@ -315,8 +316,14 @@ def test_what_was_not_measured_lists_generator_limits_missing_floor_and_short_p9
     missing = capacity.not_measured(capacity.brackets(found), steps, math.nan)
     assert any("knee of go" in m for m in missing) and any("floor" in m for m in missing)
     assert any("p99.9" in m for m in missing)
-    server = [search("py", (2000, 2200, "server"), rate_steps(20000, 2))]
-    assert capacity.not_measured(capacity.brackets(server), capacity.all_steps(server), 1.0) == []
+    server = [search("py", (2000, 2200, "server"), rate_steps(20000, 2), cores_per_call=4.9e-5)]
+    steps = capacity.all_steps(server)
+    cores = capacity.per_core(server, steps)
+    assert capacity.not_measured(capacity.brackets(server), steps, 1.0, cores) == []
+    idle = capacity.per_core(server, steps.assign(server_cores=0.1))
+    assert capacity.not_measured(capacity.brackets(server), steps, 1.0, idle) == [
+        "Throughput per server core of py: never saturated."
+    ]
 
 
 def test_p999_is_shown_only_for_steps_with_the_calls_it_needs():

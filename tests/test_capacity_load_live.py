@@ -151,6 +151,24 @@ def test_a_generator_stall_shows_in_every_call_scheduled_during_it_and_marks_the
     assert "generator-bound" in step["why"]
 
 
+def test_a_step_whose_generator_used_its_cpus_up_is_marked_generator_bound(
+    host_paths, cpp_target, tmp_path
+):
+    # The CPU rule alone (lag allowed up to 10 s): any CPU above 0.1% of its CPUs is too much.
+    out = tmp_path / "cpu.json"
+    extra = ("--cpu_limit", "0.001", "--lag_limit_ms", "10000")
+    subprocess.run(argv(generator(host_paths), cpp_target, out, *extra), check=True, timeout=60)
+    step, _ = results(out)
+    assert step["generator_bound"] and not step["held"], step
+    assert "of its" in step["generator_why"] and "CPU" in step["generator_why"]
+    # The other way: the same step under a limit it stays within is the server's to hold.
+    relaxed = tmp_path / "relaxed.json"
+    extra = ("--cpu_limit", "0.99", "--lag_limit_ms", "10000", "--slo_ms", "10000")
+    subprocess.run(argv(generator(host_paths), cpp_target, relaxed, *extra), check=True, timeout=60)
+    step, _ = results(relaxed)
+    assert not step["generator_bound"] and step["held"], step
+
+
 def test_a_bad_option_is_refused_naming_it(host_paths, tmp_path):
     done = subprocess.run(
         [str(generator(host_paths)), "--target", "x:1", "--out", str(tmp_path / "o.json")]

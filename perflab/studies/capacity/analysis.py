@@ -291,12 +291,12 @@ def bound_sentence(found: list[Bracket], steps: pd.DataFrame) -> str:
             f"The generator kept its schedule and had CPU to spare in every search's rates "
             f"({marked} of {len(steps)} steps marked generator-bound): every knee is the server's."
         )
+    readings = "; ".join(f"{b.implementation} {b.text()}" for b in found if b.limit == "generator")
     return (
         f"The searches of {', '.join(bound)} ended at a rate the generator could not keep "
         f"({marked} of {len(steps)} steps marked generator-bound: it sent late in a 100 ms "
-        "window or used its CPUs up): their knee reads 'at least' the last rate held, the "
-        "generator's limit on this machine. A client host of its own (the aws inventory) is "
-        "where the same code measures them."
+        f"window or used its CPUs up), so their knee is a lower bound: {readings} req/s. "
+        "A client host of its own (the aws inventory) is where the same code measures them."
     )
 
 
@@ -408,8 +408,11 @@ def per_core(found: list[Search], steps: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("server") if rows else pd.DataFrame()
 
 
-def not_measured(brackets_: list[Bracket], steps: pd.DataFrame, floor: float) -> list[str]:
-    """What this machine could not measure, each a sentence; [] when nothing."""
+def not_measured(
+    brackets_: list[Bracket], steps: pd.DataFrame, floor: float, cores: pd.DataFrame | None = None
+) -> list[str]:
+    """What this machine could not measure, each a sentence; [] when nothing. `cores`:
+    per_core's table, whose unsaturated servers have no throughput per core."""
     out = [
         f"The knee of {b.implementation}, in req/s: {b.text()}."
         for b in brackets_
@@ -420,6 +423,10 @@ def not_measured(brackets_: list[Bracket], steps: pd.DataFrame, floor: float) ->
         for b in brackets_
         if b.limit == "search_max"
     ]
+    if cores is not None and not cores.empty:
+        idle = sorted(cores.index[cores["saturated"] != "yes"])
+        if idle:
+            out.append(f"Throughput per server core of {', '.join(idle)}: never saturated.")
     if floor != floor:
         out.append("The generator's floor: the run has no C++ search.")
     need = stats.samples_needed(P999)
