@@ -4,10 +4,11 @@ Each cell (scenario `search`) starts a hello server and runs servers/go/capacity
 against it: warm-up on warm connections, then steps of constant-rate (or Poisson) load,
 coarse up by a factor from `search_start_rps`, then bisection until the bracket is within
 `bracket`, each rate `repeats` times. The generator times every call from its intended send
-and marks a step generator-bound when it fell behind in a 100 ms window or lacked CPU; the
-search stops there with a lower bound. `searches` cells per server are independent searches
-(one per round). Every server's first rate is the same (`search_start_rps`): the common rate
-at which server CPU per call is compared. Standard library only: the host imports it.
+and marks a step generator-bound when it fell behind in a 100 ms window or lacked CPU; at a
+rate where most steps were, the search stops with a lower bound. `searches` cells per
+server are independent searches (one per round). Every server's first rate is the same
+(`search_start_rps`): the common rate at which server CPU per call is compared. Standard
+library only: the host imports it.
 """
 
 from __future__ import annotations

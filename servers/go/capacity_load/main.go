@@ -10,9 +10,10 @@
 //
 // Mode "rates" runs the listed rates; mode "search" looks for the knee: coarse steps up by
 // a factor, then bisection until the bracket [held, not held) is within --bracket, every
-// rate run --repeats times and judged on the majority. A rate where the generator fell
+// rate run --repeats times and judged on the majority. A step where the generator fell
 // behind (lag in any measured window above --lag_limit_ms) or used more than --cpu_limit
-// of its CPUs is generator-bound: the search stops there, the knee is a lower bound.
+// of its CPUs is generator-bound and measures nothing of the server; a rate most of whose
+// steps were is generator-bound: the search stops there, the knee is a lower bound.
 package main
 
 import (
@@ -341,19 +342,25 @@ func (g *generator) judge(s *step) {
 	}
 }
 
-// rate runs one rate's repeats: held on a majority, generator-bound if any repeat was.
+// rate runs one rate's repeats. A step the generator could not keep measures nothing of the
+// server: the rate is generator-bound when most of its steps were, and otherwise held when
+// most of the others held.
 func (g *generator) rate(r float64, rep *report) rateVerdict {
 	v := rateVerdict{Rate: r, Repeats: g.cfg.Repeats}
+	bound := 0
 	for i := 1; i <= g.cfg.Repeats; i++ {
 		s := g.step(r, i)
 		rep.Steps = append(rep.Steps, s)
-		v.GeneratorBound = v.GeneratorBound || s.GeneratorBound
+		if s.GeneratorBound {
+			bound++
+		}
 		if s.Held {
 			v.HeldRepeats++
 		}
 		time.Sleep(time.Duration(g.cfg.RestS * float64(time.Second)))
 	}
-	v.Held = !v.GeneratorBound && 2*v.HeldRepeats > v.Repeats
+	v.GeneratorBound = 2*bound >= v.Repeats
+	v.Held = !v.GeneratorBound && 2*v.HeldRepeats > v.Repeats-bound
 	rep.Rates = append(rep.Rates, v)
 	return v
 }
