@@ -17,7 +17,7 @@ from perflab.contract.runid import RUN_PROFILES as PROFILES
 from perflab.host.ghz import SCHEDULE_TOLERANCE, ghz_argv, open_loop_rate, schedule_shortfall
 from perflab.host.impls import command_argv, discover
 from perflab.studies.capacity import analysis as capacity
-from perflab.studies.capacity.matrix import GENERATOR, PREFIX
+from perflab.studies.capacity.matrix import GENERATOR, PREFIX, read, search_seconds
 from tests.conftest import REPO, study_vars
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "capacity_fixture"
@@ -63,6 +63,21 @@ def test_every_profile_steps_long_enough_for_their_p99_and_repeats_each_rate_thr
     for c in cells(profile):
         assert c.load.client_options["min_calls"] >= stats.samples_needed(0.99)
         assert c.load.client_options["repeats"] >= 3
+
+
+def test_the_quick_profile_measures_capacity_within_eight_minutes():
+    # Each server's start and stop, a few seconds, on top of its search.
+    matrix, profiles = study_vars("capacity")
+    m = read({**matrix, **profiles.get("quick", {})}, KNOWN)
+    assert len(m.run_implementations) * (search_seconds(m) + 5) <= 8 * 60
+
+
+def test_search_seconds_counts_every_step_of_every_rate():
+    matrix, _ = study_vars("capacity")
+    small = {"warmup_s": 1, "repeats": 3, "settle_s": 0.5, "rest_s": 0.5, "step_s": 1}
+    m = read({**matrix, **small, "min_calls": 1000, "search_start_rps": 500, "max_rates": 2}, KNOWN)
+    # First rate: 3 x (0.5 + 1000 / 500 + 0.5); the second at 750: 3 x (0.5 + 1.33 + 0.5).
+    assert search_seconds(m) == pytest.approx(1 + 9 + 3 * (1 + 1000 / 750))
 
 
 @pytest.mark.parametrize(

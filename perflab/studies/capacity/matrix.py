@@ -49,16 +49,19 @@ class Matrix(ServerTable):
     settle_s: float = knob(Number(), "discarded seconds at the start of every step")
     step_s: float = knob(Number(), "measured seconds per step, at least")
     min_calls: int = knob(Int(), "calls a step measures at least (its duration stretches)")
+    rest_s: float = knob(Number(), "idle seconds after every step")
     repeats: int = knob(Int(3), "steps per rate (at least 3); a rate holds on their majority")
     search_start_rps: float = knob(Number(), "the first rate: every server's, the common rate")
     search_factor: float = knob(Number(), "coarse steps multiply the rate by this (> 1)")
     search_max_rps: float = knob(Number(), "the highest rate the search tries")
+    search_min_rps: float = knob(Number(), "the lowest rate it tries when the first fails")
     bracket: float = knob(Share(), "bisect until high <= (1 + bracket) x low")
     max_rates: int = knob(Int(), "rates a search tries at most")
     slo_ms: float = knob(Number(), "the fixed SLO: a step holds with p99 at most this (ms)")
     achieved_within: float = knob(Share(), "and with achieved at least (1 - this) x offered")
     lag_limit_ms: float = knob(Number(), "generator-bound: a window's send lag above this")
     cpu_limit: float = knob(Share(), "generator-bound: its CPU above this share of its CPUs")
+    timeout_s: float = knob(Number(), "deadline of every call: a step waits for its last")
 
 
 # The Matrix keys that are not the generator's options.
@@ -72,6 +75,19 @@ def read(config: dict[str, Any], known_impls: set[str]) -> Matrix:
     if matrix.search_start_rps > matrix.search_max_rps:
         raise MatrixError(f"{PREFIX}.search_start_rps: above search_max_rps")
     return matrix
+
+
+def search_seconds(m: Matrix) -> float:
+    """A search's measuring time when its first rate holds: warm-up, then at most max_rates
+    rates of `repeats` steps (settle, measured, rest). Every rate after the first is then at
+    least 1.5x it (coarse steps up, then midpoints of brackets above it), so no step is
+    stretched longer than at that 1.5x. Server start and the last calls' wait come on top."""
+
+    def rate_s(rate: float) -> float:
+        return m.repeats * (m.settle_s + max(m.step_s, m.min_calls / rate) + m.rest_s)
+
+    later = (m.max_rates - 1) * rate_s(1.5 * m.search_start_rps)
+    return m.warmup_s + rate_s(m.search_start_rps) + later
 
 
 def generator_options(m: Matrix) -> dict[str, Any]:
@@ -104,8 +120,9 @@ def search_cell(run_id: str, m: Matrix, name: str, repeat: int) -> CellSpec:
             kind="client",
             client_impl=GENERATOR,
             client_options=options,
-            # A search tries max_rates rates, each `repeats` steps of a few seconds.
-            timeout_s=60 + m.max_rates * m.repeats * (m.settle_s + 3 * m.step_s + 6),
+            # Room for the slow paths search_seconds leaves out: rates below the first
+            # (longer steps) and every step waiting for its last calls.
+            timeout_s=120 + 2 * search_seconds(m) + m.max_rates * m.repeats * m.timeout_s,
         ),
     )
 

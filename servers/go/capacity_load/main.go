@@ -58,6 +58,7 @@ type config struct {
 	SearchStart    float64   `json:"search_start_rps"`
 	SearchFactor   float64   `json:"search_factor"`
 	SearchMax      float64   `json:"search_max_rps"`
+	SearchMin      float64   `json:"search_min_rps"`
 	Bracket        float64   `json:"bracket"`
 	MaxRates       int       `json:"max_rates"`
 	SLOms          float64   `json:"slo_ms"`
@@ -384,7 +385,7 @@ func (g *generator) search(rep *report) *knee {
 			r *= c.SearchFactor
 		} else {
 			k.HighRps = r
-			if k.LowRps > 0 {
+			if k.LowRps > 0 || r/c.SearchFactor < c.SearchMin {
 				break
 			}
 			r /= c.SearchFactor
@@ -455,6 +456,7 @@ func flags() (config, string, error) {
 	flag.Float64Var(&c.SearchStart, "search_start_rps", 500, "search: the first rate")
 	flag.Float64Var(&c.SearchFactor, "search_factor", 2, "search: coarse steps multiply by this")
 	flag.Float64Var(&c.SearchMax, "search_max_rps", 64000, "search: the highest rate tried")
+	flag.Float64Var(&c.SearchMin, "search_min_rps", 250, "search: the lowest rate tried (below the first)")
 	flag.Float64Var(&c.Bracket, "bracket", 0.1, "search: bisect until high <= (1 + this) x low")
 	flag.IntVar(&c.MaxRates, "max_rates", 14, "search: rates tried at most")
 	flag.Float64Var(&c.SLOms, "slo_ms", 10, "a step holds with p99 (from intended send) at most this")
@@ -462,7 +464,7 @@ func flags() (config, string, error) {
 	flag.Float64Var(&c.LagLimitMs, "lag_limit_ms", 5, "generator-bound: a window's send lag above this")
 	flag.Float64Var(&c.CPULimit, "cpu_limit", 0.9, "generator-bound: CPU above this share of its CPUs")
 	flag.IntVar(&c.MaxInflight, "max_inflight", 20000, "calls in flight at most (then sends wait: the server's backlog)")
-	flag.Float64Var(&c.TimeoutS, "timeout_s", 5, "deadline of every call")
+	flag.Float64Var(&c.TimeoutS, "timeout_s", 2, "deadline of every call")
 	flag.Int64Var(&c.Seed, "seed", 1, "Poisson arrivals' seed")
 	flag.StringVar(&c.CallsCSV, "calls_csv", "", "also write every call of every step here (tests)")
 	flag.Parse()
