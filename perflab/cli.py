@@ -201,6 +201,23 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_phases(args: argparse.Namespace) -> int:
+    """Where a run's measuring time went: the parts as a table, then per study (JSON)."""
+    if refused_run_dir("phases", args.run_dir):
+        return 2
+    from perflab.contract.phases import dumps, run_split, split_table
+
+    split = run_split(Path(args.run_dir))
+    print(
+        f"{split.efficiency:.0%} of {split.wall / 60:.1f} min measuring inside measured "
+        f"windows ({split.gap_count} gaps between cells, {split.handover_count} handovers)"
+    )
+    print(split_table(split))
+    if args.json:
+        print(dumps(split))
+    return 0
+
+
 def run_id_arg(value: str) -> str:
     """argparse's type for a run id: its refusal is perflab.contract.runid's one line."""
     try:
@@ -293,6 +310,11 @@ def parser() -> argparse.ArgumentParser:
     estimate.add_argument("--topology", default="localhost", help="whose reference run")
     estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
     estimate.set_defaults(func=cmd_estimate)
+
+    phases = sub.add_parser("phases", help="where a run's measuring time went (table)")
+    phases.add_argument("--run-dir", required=True)
+    phases.add_argument("--json", action="store_true", help="also the sums per study, as JSON")
+    phases.set_defaults(func=cmd_phases)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
     verdicts.add_argument("--run-dir", required=True)
