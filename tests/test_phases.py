@@ -140,3 +140,26 @@ def test_the_index_says_the_measuring_efficiency_beside_the_duration():
     assert "10.0 min measuring, 75% of it inside measured windows (7.5 min)" in manifest_markdown(
         manifest
     )
+
+
+@pytest.mark.live
+def test_a_real_ghz_cell_records_its_window_as_ghz_timed_it(host_paths, tmp_path):
+    from perflab.host.runner import CellRunner
+    from tests.fixtures_live import hello_cell
+
+    spec = hello_cell("cpp/hello", "cpp")
+    record = CellRunner(host_paths, tmp_path).run(spec)
+    assert record is not None and record.status == "ok", record.error
+    folder = tmp_path / spec.run_id / spec.study / spec.cell_id
+    ghz = {m.metric: m.value for m in parse_ghz(read_raw_text(folder / "ghz.json"))}
+    phases = json.loads((folder / "cell.json").read_text())["phases"]
+    assert phases["window"] == pytest.approx(ghz["total"], abs=0.001)
+    assert 0 < phases["window"] <= phases["load"] < phases["total"]
+    assert phases["warmup"] > 0  # the 0.5 s warm-up run
+    parts = sum(phases[k] for k in ("server_start", "ready", "warmup", "load", "teardown"))
+    assert parts == pytest.approx(phases["total"], abs=0.005)
+    # The same cell read back from its raw files (as an old cell would be) agrees.
+    old = {k: v for k, v in json.loads((folder / "cell.json").read_text()).items() if k != "phases"}
+    again = cell_phases(folder, old)
+    assert again.window == pytest.approx(phases["window"], abs=0.001)
+    assert again.load == pytest.approx(phases["load"], abs=0.05)
