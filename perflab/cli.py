@@ -72,17 +72,30 @@ def run_logged(runner: CellRunner, spec: CellSpec, progress_label: str) -> str:
     return line
 
 
-def cmd_cell(args: argparse.Namespace) -> int:
-    raw = sys.stdin.read() if args.spec == "-" else args.spec
+def specs_and_runner(
+    args: argparse.Namespace, raw: str
+) -> tuple[list[CellSpec], CellRunner] | None:
+    """The cell specs in raw (one JSON object, or a list of them) and the runner; None when
+    either is refused (said on stderr, naming the command)."""
     try:
-        spec = read_spec(json.loads(raw))
+        loaded = json.loads(raw)
+        specs = [read_spec(item) for item in (loaded if isinstance(loaded, list) else [loaded])]
     except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-        print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
-        return 2
+        print(f"perflab {args.command}: bad cell spec: {exc}", file=sys.stderr)
+        return None
     runner = make_runner(args)
-    if runner is None:
+    return (specs, runner) if runner is not None else None
+
+
+def cmd_cell(args: argparse.Namespace) -> int:
+    found = specs_and_runner(args, sys.stdin.read() if args.spec == "-" else args.spec)
+    if found is None:
         return 2
-    run_logged(runner, spec, args.progress)
+    specs, runner = found
+    if len(specs) != 1:
+        print("perflab cell: one cell spec, not a list (perflab cells runs lists)", file=sys.stderr)
+        return 2
+    run_logged(runner, specs[0], args.progress)
     return 0
 
 
@@ -92,15 +105,12 @@ def cmd_cells(args: argparse.Namespace) -> int:
     a rerun of the same list goes on from there, no cell lost or run twice."""
     import signal
 
-    raw = sys.stdin.read() if args.specs == "-" else Path(args.specs).read_text()
-    try:
-        specs = [read_spec(item) for item in json.loads(raw)]
-    except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-        print(f"perflab cells: bad cell spec: {exc}", file=sys.stderr)
+    found = specs_and_runner(
+        args, sys.stdin.read() if args.specs == "-" else Path(args.specs).read_text()
+    )
+    if found is None:
         return 2
-    runner = make_runner(args)
-    if runner is None:
-        return 2
+    specs, runner = found
     stop: list[int] = []
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stop.append(signum))
