@@ -85,3 +85,43 @@ def test_cells_the_reference_lacks_are_priced_by_analogy_and_counted(own_cells, 
     sentence = result.sentence()
     assert "1 by analogy" in sentence and "plus at most 12 min of adaptive rounds" in sentence
     assert "newstudy guessed at 5 s a cell" in sentence
+
+
+def profile_estimate(profile: str) -> str:
+    """The estimate run_start.yml prints for a profile: every study's cells as `perflab
+    matrix` expands them, and the profile's cap of adaptive minutes."""
+    from dataclasses import asdict
+
+    import yaml
+
+    from perflab.contract.adaptive import read
+    from perflab.contract.matrix import expand
+    from perflab.host.impls import discover
+    from tests.conftest import GROUP_VARS, REPO, study_vars
+
+    known = set(discover(REPO / "servers"))
+    studies = yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
+    cells = {
+        study: [asdict(c) for c in expand("x", study, *study_vars(study), profile, known)]
+        for study in ["calibration", *studies]
+    }
+    knobs = yaml.safe_load((GROUP_VARS / "adaptive.yml").read_text())
+    adaptive = read(knobs["perflab_adaptive"], knobs["perflab_profiles_adaptive"], profile)
+    result = estimate(cells, REFERENCE, adaptive.max_minutes if adaptive.max_looks else 0)
+    analogy, cells = (
+        f"{n:,}".replace(",", " ") for n in (result.priced.get("analogy", 0), result.cells)
+    )
+    return (
+        f"about {result.minutes:.0f} min\n({result.minutes / 60:.1f} h, {analogy} of its "
+        f"{cells} cells priced by analogy)"
+    )
+
+
+def test_the_readme_gives_each_profiles_estimate_as_it_comes_out():
+    from tests.conftest import REPO
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    quick = profile_estimate("quick").split("\n")[0]
+    full = " ".join(profile_estimate("full").split())
+    assert f"quick {quick}" in readme
+    assert f"full {full}" in readme
