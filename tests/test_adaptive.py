@@ -15,7 +15,6 @@ import pytest
 
 from perflab.analysis.adaptive import Ledger, choose, judge_looks, judge_run_looks, plan_look
 from perflab.analysis.claims import parse_claim
-from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Judging
 from perflab.contract.adaptive import (
     Adaptive,
@@ -214,7 +213,7 @@ def run_dir(tmp_path):
 
 
 def test_a_settled_claim_gets_no_extra_rounds(run_dir):
-    plan = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    plan = plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
     planned = sorted(cell.cell_id for cell in plan.cells)
     # The open claim's two configurations catch up to 5 rounds; uvloop, which only the
     # settled claim rests on, runs no more.
@@ -228,23 +227,23 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
     assert look.open_claims == look.chosen_claims == [OPEN.id]
     assert "1 claim(s) open; 1 get more rounds, up to 5 a side" in plan.progress
     # Planning the same look again (a resume) gives the same cells, recording nothing new.
-    again = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    again = plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
     assert sorted(cell.cell_id for cell in again.cells) == planned
     assert len(Ledger.read(run_dir).taken) == 1
 
 
 def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(run_dir):
-    plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
     # The extra rounds show grpclib_asyncio clearly ahead (a change a 98% look can see).
     for repeat in (4, 5):
         write_cell(run_dir, "grpc_aio", repeat, 1000)
         write_cell(run_dir, "grpclib_asyncio", repeat, 3000)
-    settled, opened = judge_run_looks(read_folder(run_dir), CLAIMS)
+    settled, opened = judge_run_looks(run_dir, CLAIMS)
     assert (settled.verdict, settled.look, settled.rounds) == (HOLDS, 0, 3)
     assert (opened.look, opened.rounds) == (1, 5)
     assert opened.verdict != INCONCLUSIVE and opened.judging.coverage == 0.98
     # With no look left, nothing more is planned.
-    assert plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 2, Judging()).cells == []
+    assert plan_look(run_dir, CLAIMS, ONE_LOOK, 2, Judging()).cells == []
 
 
 def test_a_claim_given_no_round_at_a_look_keeps_its_base_look_verdict():
@@ -272,7 +271,7 @@ def test_minutes_left_bound_the_claims_a_look_takes(run_dir):
     short = Adaptive(
         max_looks=1, first_look_rounds=2, rounds_per_look=1, look_coverage=0.98, max_minutes=0.01
     )
-    plan = plan_look(read_folder(run_dir), CLAIMS, short, 1, Judging())
+    plan = plan_look(run_dir, CLAIMS, short, 1, Judging())
     assert plan.cells == []
     assert "1 claim(s) open; 0 get more rounds" in plan.progress
 
@@ -292,34 +291,6 @@ def test_the_cheapest_open_claims_are_chosen_first_and_a_shared_cell_is_paid_onc
     chosen, configurations = choose(verdicts, cost, budget_s=12.0)
     assert [v.claim.id for v in chosen] == ["x-y"]  # 11 s; y-z and x-z would need z's 100 s
     assert configurations == {("hello", "x-steady-c10"), ("hello", "y-steady-c10")}
-
-
-# --- the estimate said before a run -------------------------------------------------------
-
-
-def test_the_estimate_takes_each_configuration_s_time_from_the_reference_run(run_dir):
-    from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
-    from perflab.analysis.estimate import UNKNOWN_CELL_S, estimate
-
-    took = latest_rounds(round_records(read_folder(run_dir)))[
-        ("hello", "grpc_aio-steady-c10")
-    ].seconds
-    spec = json.loads((run_dir / "hello" / "grpc_aio-steady-c10-r1" / "cell.json").read_text())
-    other = dict(spec["spec"], cell_id="cpp-steady-c10-r1")
-    result = estimate(
-        {"hello": [spec["spec"], other], "orders": [{"cell_id": "x-r1"}]}, run_dir, 12
-    )
-    # grpc_aio's own time; cpp is not in the reference: the study's median cell there.
-    typical = sorted(
-        latest.seconds for latest in latest_rounds(round_records(read_folder(run_dir))).values()
-    )[1]
-    assert result.minutes_by_study["hello"] * 60 == pytest.approx(
-        took + typical + 2 * CELL_OVERHEAD_S
-    )
-    assert result.minutes_by_study["orders"] * 60 == pytest.approx(UNKNOWN_CELL_S + CELL_OVERHEAD_S)
-    assert result.guessed_studies == ["orders"]
-    assert "plus at most 12 min of adaptive rounds" in result.sentence()
-    assert "orders guessed at 5 s a cell" in result.sentence()
 
 
 def test_an_error_rate_verdict_counts_its_rounds_not_its_cells():
