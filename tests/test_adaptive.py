@@ -15,6 +15,7 @@ import pytest
 
 from perflab.analysis.adaptive import Ledger, choose, judge_looks, judge_run_looks, plan_look
 from perflab.analysis.claims import parse_claim
+from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Judging
 from perflab.contract.adaptive import (
     Adaptive,
@@ -213,7 +214,7 @@ def run_dir(tmp_path):
 
 
 def test_a_settled_claim_gets_no_extra_rounds(run_dir):
-    plan = plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
+    plan = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
     planned = sorted(cell.cell_id for cell in plan.cells)
     # The open claim's two configurations catch up to 5 rounds; uvloop, which only the
     # settled claim rests on, runs no more.
@@ -227,23 +228,23 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
     assert look.open_claims == look.chosen_claims == [OPEN.id]
     assert "1 claim(s) open; 1 get more rounds, up to 5 a side" in plan.progress
     # Planning the same look again (a resume) gives the same cells, recording nothing new.
-    again = plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
+    again = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
     assert sorted(cell.cell_id for cell in again.cells) == planned
     assert len(Ledger.read(run_dir).taken) == 1
 
 
 def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(run_dir):
-    plan_look(run_dir, CLAIMS, ONE_LOOK, 1, Judging())
+    plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
     # The extra rounds show grpclib_asyncio clearly ahead (a change a 98% look can see).
     for repeat in (4, 5):
         write_cell(run_dir, "grpc_aio", repeat, 1000)
         write_cell(run_dir, "grpclib_asyncio", repeat, 3000)
-    settled, opened = judge_run_looks(run_dir, CLAIMS)
+    settled, opened = judge_run_looks(read_folder(run_dir), CLAIMS)
     assert (settled.verdict, settled.look, settled.rounds) == (HOLDS, 0, 3)
     assert (opened.look, opened.rounds) == (1, 5)
     assert opened.verdict != INCONCLUSIVE and opened.judging.coverage == 0.98
     # With no look left, nothing more is planned.
-    assert plan_look(run_dir, CLAIMS, ONE_LOOK, 2, Judging()).cells == []
+    assert plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 2, Judging()).cells == []
 
 
 def test_a_claim_given_no_round_at_a_look_keeps_its_base_look_verdict():
@@ -271,7 +272,7 @@ def test_minutes_left_bound_the_claims_a_look_takes(run_dir):
     short = Adaptive(
         max_looks=1, first_look_rounds=2, rounds_per_look=1, look_coverage=0.98, max_minutes=0.01
     )
-    plan = plan_look(run_dir, CLAIMS, short, 1, Judging())
+    plan = plan_look(read_folder(run_dir), CLAIMS, short, 1, Judging())
     assert plan.cells == []
     assert "1 claim(s) open; 0 get more rounds" in plan.progress
 
