@@ -173,7 +173,13 @@ LADDER = REPO / "tests" / "data" / "runs" / "capacity_ladder_fixture"
 def test_a_run_of_the_old_ghz_ladder_still_renders_and_says_what_it_was(tmp_path):
     run = tmp_path / "data" / LADDER.name
     shutil.copytree(LADDER, run)
-    render_run(run, REPO / "data" / "reference", tmp_path / "reports", REPO / "notebooks")
+    render_run(
+        run,
+        REPO / "data" / "reference",
+        tmp_path / "reports",
+        REPO / "notebooks",
+        claim_frame_hooks(),
+    )
     html = (tmp_path / "reports" / "capacity.html").read_text()
     assert "measured with the old ghz ladder" in html
     assert "Traceback (most recent call last)" not in html

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import expand
 from perflab.host.impls import HostPaths, discover
 from perflab.host.net import free_port
@@ -196,7 +197,7 @@ def test_a_search_cell_runs_through_the_runner_and_reads_into_the_analysis(host_
     runner = CellRunner(host_paths, tmp_path)
     record = runner.run(spec)
     assert record is not None and record.status == "ok", record and record.error
-    (found,) = capacity.searches(tmp_path / "r")
+    (found,) = capacity.searches(read_folder(tmp_path / "r"))
     assert found.report["config"]["slo_ms"] == matrix["slo_ms"]
     assert found.report["knee"]["limit"] in ("server", "generator", "search_max", "unplaced")
     # Every step of every rate tried, each with its windows and the server's CPU under it.
