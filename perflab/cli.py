@@ -143,16 +143,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    """Every claim's verdict on a run as a markdown table (the README's summary), or beside
-    a second run's verdicts (--against) with what changed."""
+    """The README's summary of a run's verdicts (a paragraph per seed and a link to the
+    index), or each claim's verdict beside a second run's (--against) with what changed."""
     if refused_run_dir("verdicts", args.run_dir):
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
         return 2
-    from perflab.analysis.replication import comparison_table, markdown_table, replicate
+    from perflab.analysis.replication import comparison_table, readme_summary, replicate
 
     if args.against is None:
-        print(markdown_table(replicate(Path(args.run_dir), Path(args.reference))))
+        print(readme_summary(replicate(Path(args.run_dir), Path(args.reference))))
     else:
         replication = replicate(Path(args.run_dir), Path(args.reference), against=args.against)
         print(comparison_table(replication))

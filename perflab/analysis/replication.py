@@ -16,6 +16,16 @@ from pathlib import Path
 
 from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.findings import (
+    Readers,
+    published_text,
+    read_manifest,
+    regime_lines,
+    seed_paragraphs,
+    stack_sentence,
+    stated_test,
+    versions_line,
+)
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
 from perflab.analysis.verdicts import (
@@ -64,6 +74,11 @@ class Replication:
     ledger: Ledger | None = None
     # The studies the run has cells of; None: not known, every claim is listed.
     studies: frozenset[str] | None = None
+    # What the index says beside each claim: regimes and library versions (readers.yml),
+    # the run's manifest (its versions) and topology.
+    readers: Readers = Readers()
+    manifest: dict = field(default_factory=dict)
+    topology: str = "localhost"
 
     def listed(self) -> list[Verdict]:
         """The verdicts the index lists: a claim of a study the run left out (make run
@@ -169,6 +184,9 @@ def replicate(
         by_study,
         ledger,
         studies,
+        Readers.read(reference_dir),
+        read_manifest(run_dir),
+        run_topology(run_dir),
     )
 
 
@@ -237,7 +255,7 @@ def tally(verdicts: list[Verdict]) -> str:
 
 def published_figure(claim: Claim, missing: str = "") -> str:
     """The seed's figure as the verdicts show effects ('2.13x', '75.00%')."""
-    return missing if claim.published is None else format_effect(claim, claim.published)
+    return missing if claim.published is None else published_text(claim)
 
 
 def badge(verdict: str) -> str:
@@ -271,6 +289,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + (" (marked ≠)." if moved else ".")
             + "</p>"
         )
+    lines += [f"<p>{html.escape(text)}</p>" for text in seed_paragraphs(replication.listed())]
     head = ["seed", "claim", "test", "published", "measured [interval]", "verdict", "rounds"]
     head.append("configurations")
     if replication.reference is not None:
@@ -303,8 +322,9 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
     claim = verdict.claim
     cells = [
         html.escape(claim.seed.split("_")[0]),
-        f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
-        html.escape(claim.expectation()),
+        f"<b>{html.escape(claim.id)}</b>{reading_label(claim)}<br>"
+        f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim)}",
+        html.escape(stated_test(claim)),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
         badge(verdict.verdict) + method_note(replication, verdict),
@@ -326,6 +346,23 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         else html.escape(claim.study)
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def reading_label(claim: Claim) -> str:
+    """' (reading: prose)' beside a claim's id where it judges one reading of its seed."""
+    return f" <small>(reading: {html.escape(claim.reading)})</small>" if claim.reading else ""
+
+
+def context_lines(replication: Replication, claim: Claim) -> list[str]:
+    """The claim's regimes, one a line, and the library versions of the run and the seed."""
+    lines = regime_lines(claim, replication.readers, replication.topology)
+    versions = versions_line(claim, replication.readers, replication.manifest)
+    return lines + ([versions] if versions else [])
+
+
+def context_html(replication: Replication, claim: Claim) -> str:
+    lines = context_lines(replication, claim)
+    return "".join(f"<br><small><i>{html.escape(line)}</i></small>" for line in lines)
 
 
 def rounds_of(verdict: Verdict) -> str:
@@ -378,9 +415,13 @@ def method_sentence(verdict: Verdict, sibling: Verdict | None) -> str:
 
 
 def method_note(replication: Replication, verdict: Verdict) -> str:
-    """HTML beside a verdict's badge: the method sentence, if any."""
-    said = method_sentence(verdict, replication.sibling_of(verdict.claim))
-    return f"<br><small>{html.escape(said)}</small>" if said else ""
+    """HTML beside a verdict's badge: the method and stack sentences, where the verdict
+    depends on either."""
+    said = [
+        method_sentence(verdict, replication.sibling_of(verdict.claim)),
+        stack_sentence(verdict, replication.verdicts),
+    ]
+    return "".join(f"<br><small>{html.escape(s)}</small>" for s in said if s)
 
 
 EFFECTS = (
@@ -457,7 +498,8 @@ def study_html(replication: Replication) -> str:
             f'<li id="claim-{html.escape(claim.id)}">{badge(verdict.verdict)} '
             f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed.split('_')[0])}, "
             f"published {html.escape(published_figure(claim, 'no figure'))}): "
-            f"{html.escape(verdict.sentence())}"
+            f"{html.escape(verdict.sentence())}{reading_label(claim)}"
+            f"{context_html(replication, claim)}"
         )
         other = replication.reference_of(claim)
         if replication.reference is not None:
@@ -481,6 +523,17 @@ def study_html(replication: Replication) -> str:
         lines.append(item + "</li>")
     lines.append("</ul>")
     return "\n".join(lines)
+
+
+def readme_summary(replication: Replication) -> str:
+    """The README's verdict section: one paragraph per seed (what replicates on this
+    machine, what does not, what this design cannot decide), then a link to the index."""
+    paragraphs = seed_paragraphs(replication.listed())
+    link = (
+        f"Every claim with its test, regime, versions and evidence: "
+        f"[reports/{replication.run_id}/index.html](reports/{replication.run_id}/index.html)."
+    )
+    return "\n\n".join([*paragraphs, link])
 
 
 def markdown_table(replication: Replication) -> str:
