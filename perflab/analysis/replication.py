@@ -28,6 +28,7 @@ from perflab.analysis.findings import (
 )
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
+from perflab.analysis.run import run_topology
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -40,7 +41,6 @@ from perflab.analysis.verdicts import (
     Verdict,
     format_effect,
     percent,
-    run_topology,
 )
 from perflab.contract.adaptive import Adaptive
 from perflab.contract.cell import cell_dirs
