@@ -230,19 +230,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    """Every claim's verdict on a run as a markdown table (the README's summary), or beside
-    a second run's verdicts (--against) with what changed."""
+    """The README's summary of a run's verdicts (a paragraph per seed and a link to the
+    index), or each claim's verdict beside a second run's (--against) with what changed."""
     if refused_run_dir("verdicts", args.run_dir):
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
         return 2
-    from perflab.analysis.replication import comparison_table, markdown_table, replicate
+    from perflab.analysis.replication import comparison_table, readme_summary, replicate
     from perflab.analysis.run import read
 
     hooks = claim_frame_hooks()
     run = read(args.run_dir, hooks)
     if args.against is None:
-        print(markdown_table(replicate(run, Path(args.reference))))
+        print(readme_summary(replicate(run, Path(args.reference))))
     else:
         against = read(args.against, hooks)
         print(comparison_table(replicate(run, Path(args.reference), against=against)))

@@ -105,7 +105,7 @@ def test_markdown_summary_has_a_row_per_claim():
     table = markdown_table(Replication("run-a", [judge(claim(), AHEAD), judge(claim(), BEHIND)]))
     rows = table.splitlines()
     assert len(rows) == 4
-    assert rows[2] == f"| 000 | a-beats-b | 1.50x | 2.00x | {HOLDS} |"
+    assert rows[2] == f"| 000 | a-beats-b | 1.5x | 2.00x | {HOLDS} |"
     assert rows[3].endswith(f"| {FAILS} |")
 
 
@@ -125,7 +125,7 @@ def test_reference_is_named_by_topology_and_never_the_run_itself(tmp_path):
 def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
     holds, fails = judge(claim(), AHEAD), judge(claim(), BEHIND)
     row = index_html(Replication("run-a", [holds]), {})
-    assert "<td>1.50x</td>" in row
+    assert "<td>1.5x</td>" in row
     assert "90% exact Mann-Whitney interval" in row
     assert f">{HOLDS}</span>" in row
     assert not Replication("run-a", [holds], "ref", [holds]).differs(holds)
@@ -151,7 +151,7 @@ def test_comparison_table_shows_both_runs_and_counts_the_changes():
     table = comparison_table(Replication("run-b", mine, "run-a", theirs))
     rows = table.splitlines()
     assert rows[0] == "| claim | run-b | run-a | change |"
-    assert rows[2] == f"| a-beats-b | {HOLDS}, 2.00x | {FAILS}, 0.50x | {OPPOSITE} |"
+    assert rows[2] == f"| a-beats-b | {HOLDS}, 2.00x | {FAILS}, 0.500x | {OPPOSITE} |"
     assert rows[3] == "| c-beats-b | not measured | not measured |  |"
     assert rows[-1] == (f"2 claims: 1 {SAME}, 0 {UNDECIDED}, 0 {UNMEASURED}, 1 {OPPOSITE}.")
     agreeing = comparison_table(Replication("run-b", mine[:1], "run-a", mine[:1]))

@@ -26,6 +26,8 @@ METHODS = ("", "seed", "steady")
 # suffix of each copy: the current stack's keeps the claim's own id.
 STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack"}
 CURRENT_STACK = "current"
+# The `reading` of a claim that judges a seed's expectation (a caveat, no result of its own).
+EXPECTATION = "expectation"
 PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
 REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
 OPTIONAL_KEYS = {

@@ -35,6 +35,7 @@ SAME_METRIC: dict[str, set[str]] = {
     "client_max_rss": {"max_rss", "prose_max_rss_ratio"},
     "client_page_faults_minor": {"page_faults_minor", "prose_page_faults_minor_ratio"},
     "client_ctx_switches_voluntary": {"ctx_switches_voluntary"},
+    "client_ctx_switches_involuntary": {"ctx_switches_involuntary"},
     "numbers_per_s": {"numbers_per_s", "prose_throughput_ratio"},
     "throughput": {"throughput"},
     "tls_over_none": {"tls_over_none"},

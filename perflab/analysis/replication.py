@@ -16,6 +16,15 @@ from pathlib import Path
 
 from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.findings import (
+    Readers,
+    published_text,
+    regime_lines,
+    seed_paragraphs,
+    stack_sentence,
+    stated_test,
+    versions_line,
+)
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
 from perflab.analysis.run import Run, read
@@ -63,6 +72,11 @@ class Replication:
     ledger: Ledger | None = None
     # The studies the run has cells of; None: not known, every claim is listed.
     studies: frozenset[str] | None = None
+    # What the index says beside each claim: regimes and library versions (readers.yml),
+    # the run's manifest (its versions) and topology.
+    readers: Readers = Readers()
+    manifest: dict = field(default_factory=dict)
+    topology: str = "localhost"
 
     def listed(self) -> list[Verdict]:
         """The verdicts the index lists: a claim of a study the run left out (make run
@@ -183,6 +197,9 @@ def replicate(
         by_study,
         run.ledger,
         run.studies,
+        Readers.read(reference_dir),
+        run.manifest or {},
+        run.topology,
     )
 
 
@@ -251,7 +268,7 @@ def tally(verdicts: list[Verdict]) -> str:
 
 def published_figure(claim: Claim, missing: str = "") -> str:
     """The seed's figure as the verdicts show effects ('2.13x', '75.00%')."""
-    return missing if claim.published is None else format_effect(claim, claim.published)
+    return missing if claim.published is None else published_text(claim)
 
 
 def badge(verdict: str) -> str:
@@ -285,6 +302,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + (" (marked ≠)." if moved else ".")
             + "</p>"
         )
+    lines += [f"<p>{html.escape(text)}</p>" for text in seed_paragraphs(replication.listed())]
     head = ["seed", "claim", "test", "published", "measured [interval]", "verdict", "rounds"]
     head.append("configurations")
     if replication.reference is not None:
@@ -317,8 +335,9 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
     claim = verdict.claim
     cells = [
         html.escape(claim.seed.split("_")[0]),
-        f"<b>{html.escape(claim.id)}</b><br><small>{html.escape(claim.says)}</small>",
-        html.escape(claim.expectation()),
+        f"<b>{html.escape(claim.id)}</b>{reading_label(claim)}<br>"
+        f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim)}",
+        html.escape(stated_test(claim)),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
         badge(verdict.verdict) + method_note(replication, verdict),
@@ -340,6 +359,23 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         else html.escape(claim.study)
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def reading_label(claim: Claim) -> str:
+    """' (reading: prose)' beside a claim's id where it judges one reading of its seed."""
+    return f" <small>(reading: {html.escape(claim.reading)})</small>" if claim.reading else ""
+
+
+def context_lines(replication: Replication, claim: Claim) -> list[str]:
+    """The claim's regimes, one a line, and the library versions of the run and the seed."""
+    lines = regime_lines(claim, replication.readers, replication.topology)
+    versions = versions_line(claim, replication.readers, replication.manifest)
+    return lines + ([versions] if versions else [])
+
+
+def context_html(replication: Replication, claim: Claim) -> str:
+    lines = context_lines(replication, claim)
+    return "".join(f"<br><small><i>{html.escape(line)}</i></small>" for line in lines)
 
 
 def rounds_of(verdict: Verdict) -> str:
@@ -392,9 +428,13 @@ def method_sentence(verdict: Verdict, sibling: Verdict | None) -> str:
 
 
 def method_note(replication: Replication, verdict: Verdict) -> str:
-    """HTML beside a verdict's badge: the method sentence, if any."""
-    said = method_sentence(verdict, replication.sibling_of(verdict.claim))
-    return f"<br><small>{html.escape(said)}</small>" if said else ""
+    """HTML beside a verdict's badge: the method and stack sentences, where the verdict
+    depends on either."""
+    said = [
+        method_sentence(verdict, replication.sibling_of(verdict.claim)),
+        stack_sentence(verdict, replication.verdicts),
+    ]
+    return "".join(f"<br><small>{html.escape(s)}</small>" for s in said if s)
 
 
 EFFECTS = (
@@ -471,7 +511,8 @@ def study_html(replication: Replication) -> str:
             f'<li id="claim-{html.escape(claim.id)}">{badge(verdict.verdict)} '
             f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed.split('_')[0])}, "
             f"published {html.escape(published_figure(claim, 'no figure'))}): "
-            f"{html.escape(verdict.sentence())}"
+            f"{html.escape(verdict.sentence())}{reading_label(claim)}"
+            f"{context_html(replication, claim)}"
         )
         other = replication.reference_of(claim)
         if replication.reference is not None:
@@ -495,6 +536,17 @@ def study_html(replication: Replication) -> str:
         lines.append(item + "</li>")
     lines.append("</ul>")
     return "\n".join(lines)
+
+
+def readme_summary(replication: Replication) -> str:
+    """The README's verdict section: one paragraph per seed (what replicates on this
+    machine, what does not, what this design cannot decide), then a link to the index."""
+    paragraphs = seed_paragraphs(replication.listed())
+    link = (
+        f"Every claim with its test, regime, versions and evidence: "
+        f"[reports/{replication.run_id}/index.html](reports/{replication.run_id}/index.html)."
+    )
+    return "\n\n".join([*paragraphs, link])
 
 
 def markdown_table(replication: Replication) -> str:

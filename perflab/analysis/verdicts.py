@@ -256,7 +256,16 @@ def format_effect(claim: Claim, value: float) -> str:
         return "n/a"
     if claim.kind == "error_rate":
         return f"{value:.2%}"
-    return f"{value:.2f}x"
+    return f"{significant(value)}x"
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """Three significant digits, never an exponent: 2.13, 0.500, 0.000990, 43.6, 1234 (a
+    fixed two decimals would print 12 of 12 142 context switches as 0.00)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    return f"{value:.{max(decimals, 0)}f}"
 
 
 def describe_comparison(claim: Claim) -> str:

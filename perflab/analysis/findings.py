@@ -1,0 +1,204 @@
+"""What a replication reader needs beside each verdict, and what each seed's verdicts add up to.
+
+Per claim: the test in words (the metric, which group is the numerator), the regime its
+cells ran in (a simulated far S3, a proxy standing in for a network, a scaled folder, the
+method), the library versions of the run and of the seed, and whether the verdict depends
+on the library stack. Per seed: one paragraph saying which of its conclusions replicate on
+this machine, which do not, and which this design cannot decide, each with its figure. The
+regimes and versions are data (data/reference/readers.yml); no study is named here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.analysis.claims import CURRENT_STACK, Claim, Selector
+from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    Verdict,
+    format_effect,
+)
+
+READERS_FILE = "readers.yml"
+
+
+@dataclass(frozen=True)
+class Readers:
+    """data/reference/readers.yml: regimes by parameter value, libraries per study, the
+    versions each seed measured and those of each library stack."""
+
+    regimes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    libraries: dict[str, list[str]] = field(default_factory=dict)
+    seed_versions: dict[str, dict[str, str]] = field(default_factory=dict)
+    stacks: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, reference_dir: str | Path) -> Readers:
+        import yaml
+
+        path = Path(reference_dir) / READERS_FILE
+        if not path.is_file():
+            return cls()
+        raw = yaml.safe_load(path.read_text()) or {}
+        unknown = set(raw) - {"regimes", "libraries", "seed_versions", "stacks"}
+        if unknown:
+            raise ValueError(f"{path}: unknown key(s) {sorted(unknown)}")
+        return cls(
+            regimes=raw.get("regimes") or {},
+            libraries=raw.get("libraries") or {},
+            seed_versions=raw.get("seed_versions") or {},
+            stacks={
+                name: " ".join(str(text).split())
+                for name, text in (raw.get("stacks") or {}).items()
+            },
+        )
+
+
+def stated_test(claim: Claim) -> str:
+    """The test with its metric and its sides: 'rps, grpcio_sync_w1 (numerator) over
+    grpclib_asyncio (denominator), per concurrency: ratio > 1'."""
+    if claim.kind == "error_rate":
+        return f"{claim.metric} per call of {claim.numerator.describe()}: {claim.expectation()}"
+    assert claim.denominator is not None
+    ours, theirs = apart(claim.numerator, claim.denominator)
+    per = f", per {', '.join(claim.pair_by)}" if claim.pair_by else ""
+    return (
+        f"{claim.metric}, {ours} (numerator) over {theirs} (denominator){per}: "
+        f"{claim.expectation()}"
+    )
+
+
+def apart(numerator: Selector, denominator: Selector) -> tuple[str, str]:
+    """What tells the two groups apart (what both share is the regime's business)."""
+    num, den = numerator.terms(), denominator.terms()
+    ours = [term for term in num if term not in den]
+    theirs = [term for term in den if term not in num]
+    return ", ".join(ours) or "all", ", ".join(theirs) or "all"
+
+
+def regime_lines(claim: Claim, readers: Readers, topology: str) -> list[str]:
+    """One line per regime the claim's cells ran in: each parameter value of both groups
+    that readers.yml describes, then what the profile scaled down (`scaled`)."""
+    values: dict[str, set[str]] = {}
+    sides = [claim.numerator] + ([claim.denominator] if claim.denominator else [])
+    for side in sides:
+        for name, value in side.params.items():
+            for one in value if isinstance(value, list) else [value]:
+                values.setdefault(name, set()).add(str(one))
+    if claim.method:
+        values.setdefault("method", set()).add(claim.method)
+    lines = []
+    for name, described in readers.regimes.items():
+        for value in sorted(values.get(name, ())):
+            text = described.get(value)
+            if isinstance(text, dict):
+                text = text.get(topology)
+            if text:
+                lines.append(" ".join(str(text).split()))
+    if claim.scaled:
+        lines.append("Scaled folder: " + " ".join(claim.scaled.split()))
+    return lines
+
+
+def versions_line(claim: Claim, readers: Readers, manifest: dict[str, Any]) -> str:
+    """'Libraries: this run grpcio 1.85.1, ...; the seed grpcio 1.28.1 (...)' for a claim on
+    a study whose libraries readers.yml lists; '' for any other."""
+    packages = readers.libraries.get(claim.study)
+    if not packages:
+        return ""
+    if claim.stack and claim.stack != CURRENT_STACK:
+        ours = readers.stacks.get(claim.stack, claim.stack) + ", the seed's stack"
+    else:
+        installed = run_packages(manifest)
+        ours = (
+            ", ".join(f"{p} {installed[p]}" for p in packages if p in installed) or "not recorded"
+        )
+    seed = readers.seed_versions.get(claim.seed, {})
+    line = f"Libraries: this run {ours}"
+    if seed.get("versions"):
+        line += f"; the seed {seed['versions']}"
+        if seed.get("not_run"):
+            line += f" ({' '.join(seed['not_run'].split())})"
+    return line + "."
+
+
+def run_packages(manifest: dict[str, Any]) -> dict[str, str]:
+    """Python package -> version over the run's hosts (the manifest's `versions`)."""
+    found: dict[str, str] = {}
+    for host in (manifest.get("hosts") or {}).values():
+        found.update(((host or {}).get("versions") or {}).get("python_packages") or {})
+    return found
+
+
+def stack_sentence(verdict: Verdict, verdicts: list[Verdict]) -> str:
+    """'Depends on the stack: holds on today's libraries, does not hold on the seed's.' where
+    the same claim on the other library stack has another verdict; '' otherwise."""
+    claim = verdict.claim
+    if not claim.stack:
+        return ""
+    current_id = claim.stack_of or claim.id
+    copies = {v.claim.stack: v for v in verdicts if (v.claim.stack_of or v.claim.id) == current_id}
+    if len(copies) < 2 or len({v.verdict for v in copies.values()}) < 2:
+        return ""
+    said = ", ".join(
+        f"{v.verdict} on {'today' if stack == CURRENT_STACK else 'the seed'}'s libraries"
+        for stack, v in sorted(copies.items(), key=lambda item: item[0] != CURRENT_STACK)
+    )
+    return f"Depends on the stack: {said}."
+
+
+# A seed's verdicts, grouped as its paragraph says them.
+REPLICATE = (HOLDS,)
+DO_NOT = (FAILS,)
+UNDECIDED = (INCONCLUSIVE, AT_THRESHOLD)
+
+
+def seed_paragraph(seed: str, verdicts: list[Verdict]) -> str:
+    """One paragraph on one seed's claims: what replicates on this machine, what does not,
+    what this design cannot decide and what the run did not measure, each with its figure."""
+    mine = [v for v in verdicts if v.claim.seed == seed]
+    studies = ", ".join(dict.fromkeys(v.claim.study for v in mine))
+    sentences = [f"Seed {seed.split('_')[0]} ({studies}; {len(mine)} claims)."]
+    groups = [
+        (REPLICATE, "Replicate on this machine"),
+        (DO_NOT, "Do not replicate"),
+        (UNDECIDED, "This design cannot decide (inconclusive or at the threshold)"),
+        ((NOT_MEASURED,), "Not measured by this run"),
+    ]
+    for kinds, lead in groups:
+        chosen = [v for v in mine if v.verdict in kinds]
+        listed = "; ".join(figure(v) for v in chosen) if chosen else "none"
+        sentences.append(f"{lead} ({len(chosen)}): {listed}.")
+    return " ".join(sentences)
+
+
+def figure(verdict: Verdict) -> str:
+    """'hello-x 1.51x (published 1.10x)': a claim with its measured and published figure."""
+    claim = verdict.claim
+    parts = [claim.id]
+    if verdict.effect is not None:
+        parts.append(format_effect(claim, verdict.effect))
+    if claim.published is not None:
+        parts.append(f"(published {published_text(claim)})")
+    return " ".join(parts)
+
+
+def published_text(claim: Claim) -> str:
+    """The seed's figure as claims.yml writes it ('0.31x', not '0.310x': no digits the seed
+    did not give); an error rate as a percentage. '' without a figure."""
+    if claim.published is None:
+        return ""
+    if claim.kind == "error_rate":
+        return format_effect(claim, claim.published)
+    return f"{claim.published:g}x"
+
+
+def seed_paragraphs(verdicts: list[Verdict]) -> list[str]:
+    """One paragraph per seed, in seed order."""
+    return [seed_paragraph(seed, verdicts) for seed in sorted({v.claim.seed for v in verdicts})]

@@ -1,0 +1,187 @@
+"""What the index says beside each claim, and each seed's paragraph: every generated sentence
+on a constructed case, and on the case where it must come out the other way."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from perflab.analysis.claims import on_stack
+from perflab.analysis.findings import (
+    Readers,
+    regime_lines,
+    seed_paragraph,
+    stack_sentence,
+    stated_test,
+    versions_line,
+)
+from perflab.analysis.replication import Replication, index_html, readme_summary, study_html
+from perflab.analysis.verdicts import format_effect, judge
+from tests.test_replication import AHEAD, BEHIND, TIED
+from tests.test_verdicts import claim
+
+REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
+READERS = Readers.read(REFERENCE)
+SEED_000 = "000_b853735c5b3bff6d.txt"
+SEED_001 = "001_f796d1530addd1df.txt"
+MANIFEST = {
+    "hosts": {
+        "localhost": {"versions": {"python_packages": {"grpcio": "9.9.9", "grpclib": "0.4.9"}}}
+    }
+}
+FAR_S3 = {"latency_profile": "seed_far_s3"}
+
+
+def test_the_test_names_the_metric_and_which_side_is_the_numerator():
+    said = stated_test(claim())
+    assert said == "rps, a (numerator) over b (denominator), per concurrency: ratio > 1"
+    swapped = claim(
+        numerator={"implementation": "b", "scenario": "steady"},
+        denominator={"implementation": "a", "scenario": "steady"},
+    )
+    assert stated_test(swapped).startswith("rps, b (numerator) over a (denominator)")
+    single = claim(pair_by=None)
+    assert "per " not in stated_test(single)
+
+
+def test_regime_lines_say_far_s3_lan_by_topology_and_scaled_folders():
+    far = claim(
+        numerator={"implementation": "a", "params": FAR_S3},
+        denominator={"implementation": "b", "params": FAR_S3},
+    )
+    assert any("250 ms" in line for line in regime_lines(far, READERS, "localhost"))
+    lan = claim(
+        numerator={"implementation": "a", "params": {"latency_profile": "lan"}},
+        denominator={"implementation": "a", "params": {"latency_profile": "proxy_0ms"}},
+    )
+    (on_loopback,) = regime_lines(lan, READERS, "localhost")
+    assert "loopback" in on_loopback and "namespaces" not in on_loopback
+    (between,) = regime_lines(lan, READERS, "netns")
+    assert "namespaces" in between and "loopback" not in between
+    # Cells on no described regime: no line.
+    assert regime_lines(claim(), READERS, "localhost") == []
+    scaled = claim(scaled="quick: 0.15x the seed's folder")
+    assert regime_lines(scaled, READERS, "localhost") == [
+        "Scaled folder: quick: 0.15x the seed's folder"
+    ]
+    steady = claim(method="steady")
+    assert regime_lines(steady, READERS, "localhost")[0].startswith("Method: steady")
+
+
+def test_versions_name_the_run_and_the_seed_and_why_the_seeds_are_not_run():
+    ours = claim(seed=SEED_000)
+    line = versions_line(ours, READERS, MANIFEST)
+    assert line.startswith(
+        "Libraries: this run grpcio 9.9.9, grpclib 0.4.9; the seed grpcio 1.28.1"
+    )
+    assert "no wheels for Python 3.11" in line
+    stacked = on_stack(claim(seed=SEED_001, study="pyclients"), "seed001")
+    on_seed_stack = versions_line(stacked, READERS, MANIFEST)
+    assert "this run grpcio 1.62.1" in on_seed_stack and "9.9.9" not in on_seed_stack
+    current = on_stack(claim(seed=SEED_001, study="pyclients"), "current")
+    assert "this run grpcio 9.9.9" in versions_line(current, READERS, MANIFEST)
+    # A study with no Python libraries (e.g. watch) has no line.
+    assert versions_line(claim(study="watch"), READERS, MANIFEST) == ""
+
+
+def test_depends_on_the_stack_only_where_the_stacks_disagree():
+    base = claim(study="pyclients")
+    current, seed = on_stack(base, "current"), on_stack(base, "seed001")
+    today, theirs = (
+        AHEAD.assign(study="pyclients", stack="current"),
+        BEHIND.assign(study="pyclients", stack="seed001"),
+    )
+    differ = [judge(current, today), judge(seed, theirs)]
+    assert stack_sentence(differ[0], differ) == (
+        "Depends on the stack: holds on today's libraries, does not hold on the seed's libraries."
+    )
+    assert stack_sentence(differ[1], differ) == stack_sentence(differ[0], differ)
+    agree = [judge(current, today), judge(seed, AHEAD.assign(study="pyclients", stack="seed001"))]
+    assert stack_sentence(agree[0], agree) == ""
+    assert stack_sentence(judge(claim(), AHEAD), differ) == ""
+
+
+def test_a_seed_paragraph_sorts_its_claims_by_verdict_each_with_its_figures():
+    holds = [judge(claim(seed=SEED_000), AHEAD)]
+    text = seed_paragraph(SEED_000, holds)
+    assert text.startswith("Seed 000 (hello; 1 claims).")
+    assert "Replicate on this machine (1): a-beats-b 2.00x (published 1.5x)." in text
+    assert "Do not replicate (0): none." in text
+    # The other way: the same claim refuted moves to the second sentence.
+    fails = [judge(claim(seed=SEED_000), BEHIND)]
+    other = seed_paragraph(SEED_000, fails)
+    assert "Replicate on this machine (0): none." in other
+    assert "Do not replicate (1): a-beats-b 0.500x (published 1.5x)." in other
+    undecided = seed_paragraph(SEED_000, [judge(claim(seed=SEED_000), TIED)])
+    assert (
+        "This design cannot decide (inconclusive or at the threshold) (1): a-beats-b" in undecided
+    )
+    unmeasured = seed_paragraph(SEED_000, [judge(claim(seed=SEED_000), AHEAD.iloc[:0])])
+    assert "Not measured by this run (1): a-beats-b (published 1.5x)." in unmeasured
+    # Another seed's claims are not counted.
+    assert "(0 claims)" not in seed_paragraph(
+        SEED_000, holds + [judge(claim(seed=SEED_001), AHEAD)]
+    )
+    assert "; 1 claims)" in seed_paragraph(SEED_000, holds + [judge(claim(seed=SEED_001), AHEAD)])
+
+
+def test_ratios_keep_three_significant_digits():
+    ratio = claim()
+    assert format_effect(ratio, 12 / 12142) == "0.000988x"
+    assert format_effect(ratio, 2.134) == "2.13x"
+    assert format_effect(ratio, 43.6) == "43.6x"
+    assert format_effect(ratio, 0.5) == "0.500x"
+
+
+def fixture_claims() -> list:
+    """A small run's claims: far S3 on today's stack, lan, a scaled folder, a seed stack."""
+    far = claim(
+        id="far-claim",
+        seed=SEED_000,
+        study="aws_io",
+        numerator={"implementation": "a", "params": FAR_S3},
+        denominator={"implementation": "b", "params": FAR_S3},
+    )
+    lan = claim(
+        id="lan-claim",
+        seed="003_x.txt",
+        study="orders",
+        metric="elapsed_per_1000_orders",
+        numerator={"implementation": "a", "params": {"latency_profile": "lan"}},
+        denominator={"implementation": "a", "params": {"latency_profile": "proxy_0ms"}},
+    )
+    folder = claim(id="folder-claim", seed="004_x.txt", study="watch", scaled="0.15x folder")
+    stacked = on_stack(claim(id="stack-claim", seed=SEED_001, study="pyclients"), "seed001")
+    return [far, lan, folder, stacked]
+
+
+def test_the_index_of_a_small_run_shows_each_claims_metric_numerator_regime_and_versions():
+    verdicts = [judge(one, AHEAD) for one in fixture_claims()]
+    replication = Replication(
+        "run-a", verdicts, readers=READERS, manifest=MANIFEST, topology="localhost"
+    )
+    page = index_html(replication, {})
+    rows = {v.claim.id: page[page.index(f"<b>{v.claim.id}</b>") :] for v in verdicts}
+    for claim_id, row in rows.items():
+        row = row[: row.index("</tr>")]
+        assert "rps, " in row or "elapsed_per_1000_orders, " in row, claim_id
+        assert "(numerator) over" in row, claim_id
+    assert "250 ms" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
+    assert "grpcio 9.9.9" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
+    assert "grpcio 1.28.1" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
+    assert "loopback" in rows["lan-claim"][: rows["lan-claim"].index("</tr>")]
+    assert (
+        "Scaled folder: 0.15x folder" in rows["folder-claim"][: rows["folder-claim"].index("</tr>")]
+    )
+    stack_row = rows["stack-claim-seed-stack"][: rows["stack-claim-seed-stack"].index("</tr>")]
+    assert "this run grpcio 1.62.1" in stack_row and "the seed grpcio 1.62.1" in stack_row
+    # One paragraph per seed above the table, and the study page says the regime too.
+    assert page.index("Seed 000 (aws_io; 1 claims)") < page.index('<table class="verdicts">')
+    assert "250 ms" in study_html(replace(replication, verdicts=verdicts[:1]))
+
+
+def test_readme_summary_is_the_paragraphs_and_a_link_to_the_index():
+    verdicts = [judge(one, AHEAD) for one in fixture_claims()]
+    summary = readme_summary(Replication("run-a", verdicts))
+    assert summary.count("Seed ") == 4
+    assert summary.endswith("[reports/run-a/index.html](reports/run-a/index.html).")
