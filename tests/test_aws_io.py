@@ -14,6 +14,7 @@ from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.parsers import parse_resources
 from perflab.host import services
 from perflab.host.net import free_port
+from perflab.studies import get_study
 from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, matrix_only, study_vars
 
@@ -23,7 +24,7 @@ KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("aws_io")
     matrix.update(changes)
-    return matrix_only(expand("run1", "aws_io", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("aws_io"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders_and_options():
