@@ -554,3 +554,23 @@ def test_stream_messages_name_each_rows_latency_profile_direct_first(tmp_path):
         ["seed_far_s3", 10, 30],
     ]
     assert table.columns[0] == "latency_profile"
+
+
+def test_its_servers_check_reads_what_to_check_from_its_matrix():
+    """The record's servers_check gets perflab_matrix_aws_io on stdin and the host prefix:
+    the check's endpoints, bucket and count are the matrix's, the credentials the roles'."""
+    import argparse
+
+    from perflab.studies import get_study
+    from perflab.studies.aws_io.objstore import ready_args
+
+    assert get_study("aws_io").servers_check == ("perflab.studies.aws_io.objstore", "ready")
+    matrix, _ = study_vars("aws_io")
+    args = ready_args(argparse.Namespace(home="/h/.perflab"), matrix)
+    assert (args.endpoint, args.bucket, args.objects, args.mongo_uri) == (
+        matrix["s3_endpoint"],
+        matrix["bucket"],
+        matrix["objects"],
+        matrix["mongo_uri"],
+    )
+    assert args.env_file == "/h/.perflab/aws_io/client.env"
