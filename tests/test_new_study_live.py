@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.test_ansible import ansible
+from tests.test_e2e import smoke_args
 from tests.test_study_layout import doc_places
 
 # Runs the whole playbook in a copy of the repository: setup, calibration, cells, report.
@@ -169,19 +170,9 @@ def scratch_run(tmp_path_factory):
     written = add_study(repo)
     root = tmp_path_factory.mktemp("out")
     done = ansible(
-        "-i",
-        "inventory/localhost.yml",
-        "playbooks/run_all.yml",
-        "-e",
-        "perflab_profile=smoke",
-        "-e",
-        f"perflab_run_id={RUN_ID}",
+        *smoke_args(RUN_ID, root),
         "-e",
         json.dumps({"perflab_studies": [STUDY]}),
-        "-e",
-        f"perflab_data_dir={root / 'data'}",
-        "-e",
-        f"perflab_reports_dir={root / 'reports'}",
         cwd=repo,
         timeout=1800,
     )
