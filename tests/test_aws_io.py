@@ -574,3 +574,14 @@ def test_its_servers_check_reads_what_to_check_from_its_matrix():
         matrix["mongo_uri"],
     )
     assert args.env_file == "/h/.perflab/aws_io/client.env"
+
+
+def test_servers_prepare_through_a_mongo_uri_no_latency_proxy_replaces():
+    """The far-S3 cells proxy mongo_uri (250 ms each way); the server lists and drops old
+    collections through admin_mongo_uri, which stays the direct one."""
+    matrix = study_vars("aws_io")[0]
+    far = [c for c in cells("quick") if c.params.get("latency_profile") == "seed_far_s3"]
+    assert far
+    for cell in far:
+        assert cell.server.options["admin_mongo_uri"] == matrix["mongo_uri"]
+        assert "admin_mongo_uri" not in {p["option"] for p in cell.latency_proxies}
