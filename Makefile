@@ -10,7 +10,7 @@ TOPOLOGY   ?= localhost
 INVENTORY  ?= inventory/$(TOPOLOGY).yml
 RUN_ID     ?=
 RUN        ?=
-# A subset of the studies, space-separated (default: all of perflab_studies in studies.yml).
+# A subset of the studies, space-separated (default: every study, perflab.studies.registry()).
 STUDIES    ?=
 # Extra variables for the run as one YAML/JSON mapping, e.g. a profile override:
 #   VARS='{"perflab_profiles_orders": {"quick": {"latency_profiles": [none, lan]}}}'

@@ -136,18 +136,22 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from perflab.contract.matrix import MatrixError, expand
+    from perflab.studies import UnknownStudy, get_study
 
     config = json.loads(Path(args.matrix).read_text()) if args.matrix else json.load(sys.stdin)
     known = set(discover(Path(args.src) / "servers"))
     try:
         cells = expand(
             args.run_id,
-            args.study,
+            get_study(args.study),
             config.get("matrix"),
             config.get("profiles") or {},
             args.profile,
             known,
         )
+    except UnknownStudy as exc:
+        print(f"matrix refused: perflab_studies: {exc}", file=sys.stderr)
+        return 2
     except MatrixError as exc:
         print(f"matrix refused: {exc}", file=sys.stderr)
         return 2

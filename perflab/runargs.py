@@ -3,8 +3,9 @@
 is one line naming the value and what is accepted.
 
 `make run` and `make report` call this with the system Python before the venv exists, so it
-needs the standard library only; playbooks/run_start.yml asks it for the known studies and
-profiles (`known`) and asserts on them, so both refuse the same values.
+needs the standard library only (the study registry, perflab.studies, is standard library
+too); playbooks/run_start.yml asks it for the known studies, profiles and study records
+(`known`) and asserts on them, so both refuse the same values.
 """
 
 from __future__ import annotations
@@ -14,19 +15,22 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from perflab.contract.runid import RUN_PROFILES, validate_run_id
+from perflab.studies import registry, runnable
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def known_studies(repo: Path = REPO) -> list[str]:
-    """Studies a run can name: a package (or module) under perflab/studies/ that has its
-    playbook playbooks/<id>.yml (the calibration pseudo-study has none: every run does it)."""
-    studies = repo / "perflab" / "studies"
-    names = {path.parent.name for path in studies.glob("*/__init__.py")}
-    names |= {path.stem for path in studies.glob("*.py") if path.stem != "__init__"}
-    return sorted(name for name in names if (repo / "playbooks" / f"{name}.yml").is_file())
+def known() -> dict[str, Any]:
+    """What playbooks/run_start.yml and setup.yml read: the studies a run can name, the
+    profiles, and every study's record as the playbooks use it (perflab.studies)."""
+    return {
+        "studies": runnable(),
+        "profiles": list(RUN_PROFILES),
+        "records": {study_id: study.playbook_record() for study_id, study in registry().items()},
+    }
 
 
 def check_run_args(run_id: str, profile: str, studies: list[str]) -> None:
@@ -38,10 +42,10 @@ def check_run_args(run_id: str, profile: str, studies: list[str]) -> None:
         raise ValueError(
             f"profile {profile!r} refused: known profiles are {', '.join(RUN_PROFILES)}"
         )
-    known = known_studies()
-    unknown = [study for study in studies if study not in known]
+    names = runnable()
+    unknown = [study for study in studies if study not in names]
     if unknown:
-        raise ValueError(f"study {unknown[0]!r} refused: known studies are {', '.join(known)}")
+        raise ValueError(f"study {unknown[0]!r} refused: known studies are {', '.join(names)}")
 
 
 def runs_here(data: Path) -> list[str]:
@@ -72,7 +76,7 @@ def check_run_dir(value: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     top = argparse.ArgumentParser(prog="python -m perflab.runargs", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
-    sub.add_parser("known", help="print the known studies and profiles as JSON")
+    sub.add_parser("known", help="print the known studies, profiles and study records as JSON")
     run = sub.add_parser("run", help="check a run's id, profile and studies")
     run.add_argument("--run-id", default="")
     run.add_argument("--profile", required=True)
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir.add_argument("path")
     args = top.parse_args(argv)
     if args.command == "known":
-        print(json.dumps({"studies": known_studies(), "profiles": list(RUN_PROFILES)}))
+        print(json.dumps(known()))
         return 0
     try:
         if args.command == "run":

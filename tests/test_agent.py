@@ -25,6 +25,7 @@ from perflab.host.agent_client import AgentError, call
 from perflab.host.impls import discover
 from perflab.host.net import free_port, port_open
 from perflab.host.runner import CellRunner
+from perflab.studies import get_study
 from tests.conftest import GROUP_VARS, REPO, study_vars
 from tests.fixtures_live import AgentHandle, hello_cell, write_token
 
@@ -207,8 +208,10 @@ def test_hello_study_through_ansible_with_remote_servers(tmp_path, host_paths):
     result = ansible(
         "-i",
         "inventory/localhost.yml",
-        "playbooks/hello.yml",
+        "playbooks/studies.yml",
         "playbooks/collect.yml",
+        "-e",
+        '{"perflab_studies": ["hello"]}',
         "-e",
         "perflab_profile=smoke",
         "-e",
@@ -222,7 +225,9 @@ def test_hello_study_through_ansible_with_remote_servers(tmp_path, host_paths):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     cells = [json.loads(p.read_text()) for p in (tmp_path / run_id / "hello").glob("*/cell.json")]
     matrix, profiles = study_vars("hello")
-    planned = expand(run_id, "hello", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    planned = expand(
+        run_id, get_study("hello"), matrix, profiles, "smoke", set(discover(REPO / "servers"))
+    )
     assert sorted(c["cell_id"] for c in cells) == sorted(spec.cell_id for spec in planned)
     for cell in cells:
         assert cell["status"] in ("ok", "bound"), cell["error"]

@@ -7,20 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from perflab.contract.matrix import expand
 from perflab.contract.runid import RUN_PROFILES
 from perflab.host.agent import Agent, Unauthorized
 from perflab.host.agent_policy import ALLOWED_SERVER_ENV, Refused, check_request
 from perflab.host.impls import HostPaths, discover
-from tests.conftest import GROUP_VARS, REPO, study_vars
+from perflab.studies import get_study, study_ids
+from tests.conftest import REPO, study_vars
 
 IMPLS = discover(REPO / "servers")
-STUDIES = [
-    "calibration",
-    *yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"],
-]
+STUDIES = study_ids()
 LISTEN = "10.77.0.1"
 SERVICES = {"s3", "mongo"}
 
@@ -35,7 +32,7 @@ def request_for(spec_json: str) -> dict:
 @pytest.mark.parametrize("study", STUDIES)
 def test_every_cell_the_matrices_make_is_accepted(study, profile):
     matrix, profiles = study_vars(study)
-    cells = expand("run1", study, matrix, profiles, profile, set(IMPLS))
+    cells = expand("run1", get_study(study), matrix, profiles, profile, set(IMPLS))
     assert cells
     for cell in cells:
         spec, _, _ = check_request(request_for(cell.to_json()), IMPLS, LISTEN, SERVICES)
@@ -44,7 +41,7 @@ def test_every_cell_the_matrices_make_is_accepted(study, profile):
 
 def hello_request(**server: object) -> dict:
     matrix, profiles = study_vars("hello")
-    cell = expand("run1", "hello", matrix, profiles, "smoke", set(IMPLS))[0]
+    cell = expand("run1", get_study("hello"), matrix, profiles, "smoke", set(IMPLS))[0]
     request = request_for(cell.to_json())
     request["spec"]["server"].update({"options": {}, **server})
     return request

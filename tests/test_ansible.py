@@ -19,8 +19,9 @@ PLAYBOOKS = sorted((REPO / "playbooks").glob("*.yml"))
 INVENTORIES = sorted((REPO / "inventory").glob("*.yml"))
 
 
-def ansible(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+def ansible(*args: str, timeout: int = 120, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook in a checkout (this one, or a copy a test made), with its config."""
+    env = {**os.environ, "ANSIBLE_CONFIG": str(cwd / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
     # The same host prefix the rest of the suite uses (make passes it through).
     home = (
         ["-e", f"perflab_home={os.environ['PERFLAB_HOME']}"]
@@ -29,7 +30,7 @@ def ansible(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     )
     return subprocess.run(
         [str(ANSIBLE_PLAYBOOK), *home, *args],
-        cwd=REPO,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,

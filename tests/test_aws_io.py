@@ -15,6 +15,7 @@ from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.parsers import parse_resources
 from perflab.host import services
 from perflab.host.net import free_port
+from perflab.studies import get_study
 from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, matrix_only, study_vars
 
@@ -24,7 +25,7 @@ KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("aws_io")
     matrix.update(changes)
-    return matrix_only(expand("run1", "aws_io", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("aws_io"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders_and_options():
@@ -554,6 +555,26 @@ def test_stream_messages_name_each_rows_latency_profile_direct_first(tmp_path):
         ["seed_far_s3", 10, 30],
     ]
     assert table.columns[0] == "latency_profile"
+
+
+def test_its_servers_check_reads_what_to_check_from_its_matrix():
+    """The record's servers_check gets perflab_matrix_aws_io on stdin and the host prefix:
+    the check's endpoints, bucket and count are the matrix's, the credentials the roles'."""
+    import argparse
+
+    from perflab.studies import get_study
+    from perflab.studies.aws_io.objstore import ready_args
+
+    assert get_study("aws_io").servers_check == ("perflab.studies.aws_io.objstore", "ready")
+    matrix, _ = study_vars("aws_io")
+    args = ready_args(argparse.Namespace(home="/h/.perflab"), matrix)
+    assert (args.endpoint, args.bucket, args.objects, args.mongo_uri) == (
+        matrix["s3_endpoint"],
+        matrix["bucket"],
+        matrix["objects"],
+        matrix["mongo_uri"],
+    )
+    assert args.env_file == "/h/.perflab/aws_io/client.env"
 
 
 def test_servers_prepare_through_a_mongo_uri_no_latency_proxy_replaces():

@@ -285,7 +285,7 @@ def test_playbook_refuses_before_any_cell_when_s3_is_unreachable(deps, tmp_path)
             str(Path(sys.executable).parent / "ansible-playbook"),
             "-i",
             "inventory/localhost.yml",
-            "playbooks/aws_io.yml",
+            "playbooks/studies.yml",
             "-e",
             json.dumps(extra),
             "-e",
@@ -307,6 +307,7 @@ def test_playbook_refuses_before_any_cell_when_s3_is_unreachable(deps, tmp_path)
 
 def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_path):
     from perflab.contract.matrix import expand
+    from perflab.studies import get_study
 
     matrix, profiles = study_vars("aws_io")
     matrix.update(
@@ -316,7 +317,14 @@ def test_region_latency_profile_delays_each_s3_and_mongo_round_trip(deps, tmp_pa
         concurrency=[2],
     )
     (spec,) = matrix_only(
-        expand("latency", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+        expand(
+            "latency",
+            get_study("aws_io"),
+            matrix,
+            profiles,
+            "smoke",
+            set(discover(REPO / "servers")),
+        )
     )
     spec.load.ghz_version = GHZ_VERSION
     record = CellRunner(deps, tmp_path).run(spec)
@@ -339,6 +347,7 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, 
     """Multi-host topologies: S3, MongoDB and their latency proxies sit beside the server,
     so the server's agent starts and samples them, and the cell folder shows it all."""
     from perflab.contract.matrix import expand
+    from perflab.studies import get_study
 
     matrix, profiles = study_vars("aws_io")
     matrix.update(
@@ -348,7 +357,14 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, 
         concurrency=[2],
     )
     (spec,) = matrix_only(
-        expand("remote", "aws_io", matrix, profiles, "smoke", set(discover(REPO / "servers")))
+        expand(
+            "remote",
+            get_study("aws_io"),
+            matrix,
+            profiles,
+            "smoke",
+            set(discover(REPO / "servers")),
+        )
     )
     spec.load.ghz_version = GHZ_VERSION
     runner = CellRunner(

@@ -17,6 +17,7 @@ from perflab.contract.parsers import MalformedRawFile
 from perflab.contract.runid import RUN_PROFILES as PROFILES
 from perflab.host.ghz import SCHEDULE_TOLERANCE, ghz_argv, open_loop_rate, schedule_shortfall
 from perflab.host.impls import command_argv, discover
+from perflab.studies import get_study
 from perflab.studies.capacity import analysis as capacity
 from perflab.studies.capacity.matrix import GENERATOR, PREFIX, read, search_seconds
 from tests.conftest import REPO, study_vars
@@ -28,7 +29,7 @@ KNOWN = set(discover(REPO / "servers"))
 
 def cells(profile: str, **override: object) -> list:
     matrix, profiles = study_vars("capacity")
-    return expand("r", "capacity", {**matrix, **override}, profiles, profile, KNOWN)
+    return expand("r", get_study("capacity"), {**matrix, **override}, profiles, profile, KNOWN)
 
 
 # --- matrix ----------------------------------------------------------------------------

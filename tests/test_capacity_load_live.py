@@ -23,6 +23,7 @@ from perflab.contract.matrix import expand
 from perflab.host.impls import HostPaths, discover
 from perflab.host.net import free_port
 from perflab.host.runner import CellRunner
+from perflab.studies import get_study
 from perflab.studies.capacity import analysis as capacity
 from tests.conftest import REPO, study_vars
 
@@ -191,7 +192,7 @@ def test_a_search_cell_runs_through_the_runner_and_reads_into_the_analysis(host_
     known = set(discover(REPO / "servers"))
     (spec,) = [
         c
-        for c in expand("r", "capacity", matrix | small, profiles, "quick", known)
+        for c in expand("r", get_study("capacity"), matrix | small, profiles, "quick", known)
         if c.repeat == 1
     ]
     runner = CellRunner(host_paths, tmp_path)

@@ -5,6 +5,7 @@ every complete cell is skipped."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,22 +18,27 @@ pytestmark = pytest.mark.live
 RUN_ID = "e2e-smoke"
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("e2e")
-    args = [
+def smoke_args(run_id: str, root: Path) -> list[str]:
+    """run_all.yml on localhost in the smoke profile, writing data/ and reports/ under root."""
+    return [
         "-i",
         "inventory/localhost.yml",
         "playbooks/run_all.yml",
         "-e",
         "perflab_profile=smoke",
         "-e",
-        f"perflab_run_id={RUN_ID}",
+        f"perflab_run_id={run_id}",
         "-e",
         f"perflab_data_dir={root / 'data'}",
         "-e",
         f"perflab_reports_dir={root / 'reports'}",
     ]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    args = smoke_args(RUN_ID, root)
     first = ansible(*args, timeout=1800)
     assert first.returncode == 0, first.stdout[-6000:] + first.stderr[-3000:]
     return root, args, first

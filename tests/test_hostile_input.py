@@ -16,7 +16,7 @@ import yaml
 from perflab import runargs
 from perflab.cli import parser
 from perflab.contract.runid import RUN_ID_PATTERN, validate_run_id
-from tests.conftest import GROUP_VARS, REPO
+from tests.conftest import REPO
 from tests.test_ansible import ansible
 
 SAFE = ["20261123T101500Z-quick", "20261123-reference-netns", "my_run.v2", "A"]
@@ -52,7 +52,11 @@ def test_hostile_run_ids_are_refused_in_one_line(value: str) -> None:
 
 
 def test_run_start_asserts_the_same_pattern() -> None:
-    [play] = yaml.safe_load((REPO / "playbooks" / "run_start.yml").read_text())
+    [play] = [
+        play
+        for play in yaml.safe_load((REPO / "playbooks" / "run_start.yml").read_text())
+        if "tasks" in play
+    ]
     assert play["vars"]["run_start_run_id_pattern"] == RUN_ID_PATTERN
     asserted = [
         task
@@ -69,9 +73,15 @@ def test_known_profiles_are_the_matrix_profiles() -> None:
     assert runargs.RUN_PROFILES == RUN_PROFILES
 
 
-def test_every_default_study_is_known_and_nothing_else() -> None:
-    defaults = yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
-    assert sorted(defaults) == runargs.known_studies()
+def test_the_known_studies_are_the_registry_s_but_its_pseudo_studies() -> None:
+    from perflab.studies import registry
+
+    known = runargs.known()
+    assert known["studies"] == [s for s, study in registry().items() if not study.pseudo]
+    assert "hello" in known["studies"] and "calibration" not in known["studies"]
+    # Every record the playbooks read, calibration's among them.
+    assert set(known["records"]) == set(registry())
+    assert known["records"]["calibration"]["uses_ghz"] is True
 
 
 @pytest.mark.parametrize(

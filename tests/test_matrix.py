@@ -2,6 +2,7 @@ import pytest
 
 from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
+from perflab.studies import UnknownStudy, get_study
 from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello", "go/hello"}
@@ -10,7 +11,7 @@ KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello",
 def hello_cells(profile: str, **changes):
     matrix, profiles = study_vars("hello")
     matrix.update(changes)
-    return matrix_only(expand("run1", "hello", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("hello"), matrix, profiles, profile, KNOWN))
 
 
 def test_hello_matrix_names_only_existing_servers():
@@ -74,12 +75,12 @@ def test_profile_override_of_unknown_key_is_refused():
     matrix, profiles = study_vars("hello")
     profiles["smoke"]["concurency"] = [1]
     with pytest.raises(MatrixError, match=r"perflab_profiles_hello.smoke.*concurency"):
-        expand("run1", "hello", matrix, profiles, "smoke", KNOWN)
+        expand("run1", get_study("hello"), matrix, profiles, "smoke", KNOWN)
 
 
 def test_unknown_study_is_refused_listing_the_known_ones():
-    with pytest.raises(MatrixError, match="no study 'nosuch'") as err:
-        expand("run1", "nosuch", {"a": 1}, {}, "quick", KNOWN)
+    with pytest.raises(UnknownStudy, match="no study 'nosuch'") as err:
+        get_study("nosuch")
     for known in ("hello", "aws_io", "calibration"):
         assert known in str(err.value)
 
@@ -93,7 +94,7 @@ def test_an_import_error_inside_a_study_is_not_called_a_missing_study(tmp_path, 
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(perflab.studies, "__path__", [*perflab.studies.__path__, str(tmp_path)])
     with pytest.raises(ModuleNotFoundError, match="perflab.no_such_shared_module"):
-        expand("run1", "broken_study", {"a": 1}, {}, "quick", KNOWN)
+        get_study("broken_study")
 
 
 def test_connections_default_to_one_recorded_in_every_ghz_cell():
@@ -124,7 +125,7 @@ def test_bad_connections_are_refused_naming_the_key(study, value):
     with pytest.raises(MatrixError, match=f"perflab_matrix_{study}.connections"):
         expand(
             "run1",
-            study,
+            get_study(study),
             matrix,
             profiles,
             "quick",
@@ -134,6 +135,6 @@ def test_bad_connections_are_refused_naming_the_key(study, value):
 
 def test_calibration_measures_every_pinned_ghz():
     matrix, profiles = study_vars("calibration")
-    cells = expand("run1", "calibration", matrix, profiles, "quick", KNOWN)
+    cells = expand("run1", get_study("calibration"), matrix, profiles, "quick", KNOWN)
     assert {c.load.ghz_version for c in cells} == set(matrix["ghz_versions"])
     assert not any(c.bound_check for c in cells)

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from perflab.contract.knobs import MatrixError, knobs, validate
-from perflab.contract.study import study_ids
 from perflab.host.impls import discover
+from perflab.studies import study_ids
 from tests.conftest import GROUP_VARS, REPO, resolve_group_vars
 
 KNOWN = set(discover(REPO / "servers"))

@@ -137,8 +137,7 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
             # As run_all.yml does: among others, the server certificate gets the data
             # veth's address (a localhost setup on this shared disk leaves it out).
             "playbooks/setup.yml",
-            "playbooks/orders.yml",
-            "playbooks/aws_io.yml",
+            "playbooks/studies.yml",
             # The looks pull the client's cells to the controller to judge them.
             "playbooks/adaptive.yml",
             "playbooks/collect.yml",

@@ -11,6 +11,7 @@ from perflab.analysis.frames import read_reference, read_run
 from perflab.analysis.report import render
 from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
+from perflab.studies import get_study
 from perflab.studies.orders import analysis as orders
 from tests.conftest import REPO, matrix_only, overclaimed_intervals, study_vars
 
@@ -24,7 +25,7 @@ def cells(profile: str, **changes):
     # Ansible fills this from the inventory (perflab_topology).
     matrix.update(topology="localhost")
     matrix.update(changes)
-    return matrix_only(expand("run1", "orders", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("orders"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_existing_folders_and_options_they_take():

@@ -23,6 +23,7 @@ from perflab.host.launch import LaunchError, start_load_proxy, start_proxies
 from perflab.host.proxy import LatencyProxy, ProxyError, applied_delay_ms
 from perflab.host.runner import CellRunner
 from perflab.host.sampler import ResourceSampler
+from perflab.studies import get_study
 from tests.conftest import matrix_only, study_vars
 from tests.test_orders_live import IMPLS
 
@@ -83,7 +84,7 @@ def orders_cells(profiles: list[str]) -> dict[str, CellSpec]:
         repeats=1,
         seed_unary_profiles=[],
     )
-    cells = matrix_only(expand("run1", "orders", matrix, {}, "smoke", set(IMPLS)))
+    cells = matrix_only(expand("run1", get_study("orders"), matrix, {}, "smoke", set(IMPLS)))
     return {cell.params["latency_profile"]: cell for cell in cells}
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from perflab.contract.matrix import MatrixError, expand
+from perflab.studies import get_study
 from perflab.studies.pyclients import analysis as pyclients
 from tests.conftest import REPO, matrix_only, study_vars
 
@@ -23,7 +24,7 @@ KNOWN = {
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("pyclients")
     matrix.update(changes)
-    return matrix_only(expand("run1", "pyclients", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("pyclients"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders():

@@ -10,6 +10,7 @@ import pytest
 from perflab.analysis.claims import ClaimsError, on_stacks, parse_claim, read_claims
 from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, Verdict, judge
 from perflab.contract.matrix import expand
+from perflab.studies import get_study
 from perflab.studies.pyclients import analysis as pyclients
 from tests.conftest import REPO, matrix_only, study_vars
 from tests.test_pyclients import KNOWN, cells
@@ -36,7 +37,7 @@ def test_quick_runs_the_seed_stack_for_the_seeds_two_clients_on_asyncio_only():
 def test_without_the_stacks_key_only_the_current_stack_runs():
     matrix, profiles = study_vars("pyclients")
     matrix.pop("stacks")
-    found = matrix_only(expand("run1", "pyclients", matrix, profiles, "quick", KNOWN))
+    found = matrix_only(expand("run1", get_study("pyclients"), matrix, profiles, "quick", KNOWN))
     assert len(found) == 7 * 5 * 3
     assert {c.params["stack"] for c in found} == {"current"}
     assert not any("seed001" in c.load.client_impl for c in found)

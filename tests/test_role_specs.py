@@ -92,23 +92,54 @@ STUDY_PLAYBOOKS = sorted(
 
 @pytest.mark.parametrize("playbook", STUDY_PLAYBOOKS, ids=lambda p: p.stem)
 def test_every_study_playbook_passes_the_runner_role_its_required_inputs(playbook):
-    assert not missing_study_run_inputs(yaml.safe_load(playbook.read_text()))
+    plays = yaml.safe_load(playbook.read_text())
+    assert study_run_calls(plays)
+    assert not missing_study_run_inputs(plays)
+
+
+def test_no_playbook_reads_the_controller_play_s_state():
+    readers = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "playbooks").rglob("*.yml"))
+        if ANOTHER_PLAYS_STATE.search(path.read_text())
+    ]
+    assert readers == []
+
+
+def study_run_calls(plays: list) -> list[dict]:
+    """The vars of every call of study_run: `role:` entries and include_role tasks, blocks
+    included."""
+    calls = []
+    for play in plays:
+        calls += [
+            role.get("vars", {})
+            for role in play.get("roles", [])
+            if isinstance(role, dict) and role.get("role") == "study_run"
+        ]
+        tasks = list(play.get("tasks", []))
+        while tasks:
+            task = tasks.pop()
+            tasks += task.get("block", [])
+            if task.get("ansible.builtin.include_role", {}).get("name") == "study_run":
+                calls.append(task.get("vars", {}))
+    return calls
 
 
 def missing_study_run_inputs(plays: list) -> list[str]:
-    """Required study_run inputs a playbook's `role: study_run` entries leave out."""
+    """Required study_run inputs a playbook's calls of the role leave out."""
     spec = yaml.safe_load((REPO / "roles/study_run/meta/argument_specs.yml").read_text())
     required = {
         k for k, v in spec["argument_specs"]["main"]["options"].items() if v.get("required")
     }
-    missing = []
-    for play in plays:
-        for role in play.get("roles", []):
-            if isinstance(role, dict) and role.get("role") == "study_run":
-                missing += sorted(required - set(role.get("vars", {})))
-    return missing
+    return [name for call in study_run_calls(plays) for name in sorted(required - set(call))]
 
 
 def test_the_input_check_names_a_missing_input():
     plays = [{"roles": [{"role": "study_run", "vars": {"study_run_study": "x"}}]}]
     assert missing_study_run_inputs(plays) == ["study_run_cells", "study_run_id"]
+    included = {
+        "ansible.builtin.include_role": {"name": "study_run"},
+        "vars": {"study_run_id": "r", "study_run_cells": []},
+    }
+    plays = [{"tasks": [{"block": [included]}]}]
+    assert missing_study_run_inputs(plays) == ["study_run_study"]

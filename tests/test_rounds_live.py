@@ -12,6 +12,7 @@ from perflab.contract.cell import AA_PARAM
 from perflab.contract.matrix import expand
 from perflab.host.impls import discover
 from perflab.host.runner import CellRunner
+from perflab.studies import get_study
 from tests.conftest import REPO, study_vars
 from tests.fixtures_live import GHZ_VERSION
 
@@ -23,7 +24,9 @@ RUN_ID = "aa-live"
 
 def smoke_cells(study: str) -> list:
     matrix, profiles = study_vars(study)
-    return expand(RUN_ID, study, matrix, profiles, "smoke", set(discover(REPO / "servers")))
+    return expand(
+        RUN_ID, get_study(study), matrix, profiles, "smoke", set(discover(REPO / "servers"))
+    )
 
 
 def test_aa_cells_run_and_set_the_margin(host_paths, tmp_path):

@@ -1,25 +1,24 @@
-"""One study in one place: the studies' packages, and docs/adding-a-study.md's list of the
-places a study touches checked against what every study actually has."""
+"""One study in one place: the registry of the studies' packages, docs/adding-a-study.md's
+list of the places a study is made of checked against what every study has, and no study
+named in the playbooks or the shared code."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from perflab.contract.study import Study, get_study, study_ids
+from perflab.contract.study import Study
+from perflab.studies import get_study, registry, runnable, study_ids
 from tests.conftest import GROUP_VARS, REPO
 
 DOC = REPO / "docs" / "adding-a-study.md"
 SECTION = "## The places a study touches"
 STUDIES_DIR = REPO / "perflab" / "studies"
-
-
-def listed_studies() -> list[str]:
-    return yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
 
 
 def doc_places() -> list[str]:
@@ -33,33 +32,37 @@ def doc_places() -> list[str]:
     return places
 
 
-def test_the_doc_lists_about_six_kinds_of_place():
-    places = doc_places()
-    own = [p for p in places if "<id>" in p]
-    folders = {p.split("/")[0] for p in own}
-    # The study's own files sit in a handful of top-level folders, and the doc names no
-    # file the repo does not hold (it once named a DESIGN.md).
-    assert folders <= {"perflab", "inventory", "playbooks", "notebooks", "data", "tests"}
+def test_a_study_is_its_package_and_four_files_of_data():
+    # The package, its group_vars file, its notebook, its reference CSV, its test fixture:
+    # each its own, nothing shared to register it in.
+    assert doc_places() == [
+        "perflab/studies/<id>/",
+        "inventory/group_vars/all/<id>.yml",
+        "notebooks/<id>.ipynb",
+        "data/reference/<id>.csv",
+        "tests/data/runs/<id>_fixture/",
+    ]
     assert "DESIGN.md" not in DOC.read_text()
 
 
-@pytest.mark.parametrize("study", listed_studies())
+@pytest.mark.parametrize("study", runnable())
 def test_every_listed_place_exists_for_every_study(study):
     for place in doc_places():
         path = REPO / place.replace("<id>", study)
-        if "<id>" in place:
-            assert path.exists(), f"{study}: {place} -> {path.relative_to(REPO)} is missing"
-        else:
-            # A shared file: the study is registered there by its id.
-            assert re.search(rf"\b{study}\b", path.read_text()), f"{place} does not name {study}"
+        assert path.exists(), f"{study}: {place} -> {path.relative_to(REPO)} is missing"
 
 
-def test_every_study_package_is_known_and_every_listed_study_has_one():
-    assert set(listed_studies()) <= set(study_ids())
-    # calibration is the one pseudo-study: cells (calibrate.yml), but no page of its own.
-    pseudo = {s for s in study_ids() if get_study(s).pseudo}
-    assert pseudo == {"calibration"}
-    assert set(study_ids()) - pseudo == set(listed_studies())
+def test_the_registry_is_every_package_and_calibration_its_one_pseudo_study():
+    found = {path.parent.name for path in STUDIES_DIR.glob("*/__init__.py")}
+    assert set(registry()) == found
+    assert {s for s, study in registry().items() if study.pseudo} == {"calibration"}
+    assert runnable() == sorted(found - {"calibration"})
+
+
+def test_a_run_measures_every_study_of_the_registry_unless_it_names_some():
+    # perflab_studies is the registry's list as study_records.yml read it, not a copy.
+    studies = yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
+    assert studies == "{{ perflab_known.studies }}"
 
 
 @pytest.mark.parametrize("study", study_ids())
@@ -67,59 +70,75 @@ def test_study_record_says_what_it_needs(study):
     record = get_study(study)
     assert isinstance(record, Study) and record.id == study
     assert (STUDIES_DIR / study / "matrix.py").is_file()
-    for role in record.builds:
+    for role in record.builds + record.server_builds:
         assert (REPO / "roles" / role / "tasks" / "main.yml").is_file(), f"{study}: no role {role}"
     matrix = yaml.safe_load((GROUP_VARS / f"{study}.yml").read_text())[f"perflab_matrix_{study}"]
-    # The services it needs are the ones its matrix has the cells start and sample.
-    assert set(record.services) == set(matrix.get("dependencies") or [])
     # A ghz study's matrix has the ghz knobs, connections among them.
     assert ("connections" in matrix) == record.uses_ghz
+    if record.servers_check:
+        assert importlib.util.find_spec(record.servers_check[0]), record.servers_check
 
 
-@pytest.mark.parametrize("study", listed_studies())
-def test_a_ghz_study_calibrates_first_and_only_a_ghz_study_does(study):
-    plays = yaml.safe_load((REPO / "playbooks" / f"{study}.yml").read_text())
-    imported = {play.get("ansible.builtin.import_playbook") for play in plays}
-    assert ("calibrate.yml" in imported) == get_study(study).uses_ghz
-    assert "study_start.yml" in imported
-
-
-def study_imports_block(studies: list[str]) -> str:
-    """run_all.yml's study imports as perflab_studies makes them: one import per study."""
-    return "".join(
-        f"- name: {study.capitalize()} study\n  ansible.builtin.import_playbook: {study}.yml\n"
-        for study in studies
-    )
-
-
-def run_all_mismatch(plays: list[dict], studies: list[str]) -> str:
-    """'' when run_all.yml's study imports are perflab_studies' (same studies, same order);
-    otherwise what differs and the block to paste in their place."""
+def test_no_playbook_is_a_study_s_and_run_all_names_none():
+    playbooks = {path.stem for path in (REPO / "playbooks").glob("*.yml")}
+    assert not playbooks & set(study_ids())
     imported = [
-        Path(play["ansible.builtin.import_playbook"]).stem
-        for play in plays
-        if Path(str(play.get("ansible.builtin.import_playbook", ""))).stem in set(study_ids())
+        play["ansible.builtin.import_playbook"]
+        for play in yaml.safe_load((REPO / "playbooks" / "run_all.yml").read_text())
     ]
-    if imported == studies:
-        return ""
-    return (
-        f"run_all.yml imports the studies {imported}, perflab_studies lists {studies}; "
-        f"paste this as its study imports:\n{study_imports_block(studies)}"
-    )
+    assert "studies.yml" in imported
 
 
-def test_run_all_imports_the_listed_studies_in_their_order():
-    plays = yaml.safe_load((REPO / "playbooks" / "run_all.yml").read_text())
-    assert run_all_mismatch(plays, listed_studies()) == ""
-    # The block as written: the names too are the derived ones.
-    assert study_imports_block(listed_studies()) in (REPO / "playbooks" / "run_all.yml").read_text()
+# Mentions of a study id outside its package that are not the study being named: a metric
+# or parameter that has the study's name (throughput's `throughput`, orders' `orders`), and
+# the published-figure conversions of perflab/analysis/published.py (the analysis half of
+# issue 24 moves those into their studies). Each entry must still occur: the list shrinks.
+KNOWN_MENTIONS = {
+    ("perflab/analysis/published.py", "orders"),
+    ("perflab/analysis/published.py", "throughput"),
+    ("perflab/analysis/published.py", "watch"),
+}
 
 
-def test_a_study_missing_from_run_all_is_named_with_the_block_to_paste():
-    plays = [{"ansible.builtin.import_playbook": f"{s}.yml"} for s in ("setup", "orders", "hello")]
-    said = run_all_mismatch(plays, ["hello", "orders", "watch"])
-    assert "imports the studies ['orders', 'hello']" in said
-    assert said.endswith(study_imports_block(["hello", "orders", "watch"]))
+def study_mentions(text: str, study: str) -> int:
+    """How often a text names the study as code does: the id as a whole word in YAML, or in
+    Python as a string equal to it, its module path or its matrix's variable."""
+    names = rf"perflab[./]studies[./]{study}\b|perflab_(matrix|profiles)_{study}\b"
+    return len(re.findall(rf"(['\"]){study}\1|{names}", text))
+
+
+def mentions(roots: list[str], studies: list[str]) -> set[tuple[str, str]]:
+    """(file, study) for every file under roots naming a study outside its own package:
+    in playbooks/ any whole-word occurrence (comments too), in perflab/ study_mentions."""
+    found = set()
+    for root in roots:
+        for path in sorted((REPO / root).rglob("*")):
+            if not path.is_file() or path.suffix not in (".py", ".yml", ".yaml"):
+                continue
+            text, name = path.read_text(), str(path.relative_to(REPO))
+            for study in studies:
+                if name.startswith(f"perflab/studies/{study}/"):
+                    continue
+                hits = (
+                    re.findall(rf"\b{study}\b", text)
+                    if root == "playbooks"
+                    else study_mentions(text, study)
+                )
+                if hits:
+                    found.add((name, study))
+    return found
+
+
+def test_no_study_is_named_in_playbooks_or_perflab_outside_its_package():
+    assert mentions(["playbooks", "perflab"], runnable()) == KNOWN_MENTIONS
+
+
+def test_the_mention_count_sees_each_way_of_naming_a_study():
+    assert study_mentions('cells["hello"]', "hello") == 1
+    assert study_mentions("from perflab.studies.hello import analysis", "hello") == 1
+    assert study_mentions("{{ perflab_matrix_hello.concurrency }}", "hello") == 1
+    assert study_mentions("HELLO_RPC = GhzCall('hello.proto')", "hello") == 0
+    assert study_mentions("sampler.watch('server', pid)", "watch") == 0
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -15,6 +15,7 @@ from perflab.analysis import tables
 from perflab.analysis.frames import read_reference, read_run
 from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
+from perflab.studies import get_study
 from perflab.studies.throughput import analysis as throughput
 from tests.conftest import REPO, matrix_only, study_vars
 
@@ -26,7 +27,7 @@ GIB = 2**30
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("throughput")
     matrix = {**copy.deepcopy(matrix), **changes}
-    return matrix_only(expand("r", "throughput", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("r", get_study("throughput"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_only_existing_folders_that_serve_the_study():

@@ -8,6 +8,7 @@ import pytest
 from perflab.analysis.frames import read_reference, read_run
 from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
+from perflab.studies import get_study
 from perflab.studies.watch import analysis as watch
 from perflab.studies.watch.matrix import memory_needed
 from tests.conftest import REPO, matrix_only, study_vars
@@ -19,7 +20,7 @@ FIXTURE = REPO / "tests" / "data" / "runs" / "watch_fixture"
 def cells(profile: str, **changes):
     matrix, profiles = study_vars("watch")
     matrix.update(changes)
-    return matrix_only(expand("run1", "watch", matrix, profiles, profile, KNOWN))
+    return matrix_only(expand("run1", get_study("watch"), matrix, profiles, profile, KNOWN))
 
 
 def test_matrix_names_existing_folders_and_options_they_declare():

@@ -4,7 +4,7 @@ A study's `matrix.py` declares its matrix as a dataclass `Matrix` whose fields a
 `knob(kind, comment, default)`; `validate` checks a config against it in one place, in the
 order the fields are declared (a later key may depend on an earlier one: a list of choices
 from a mapping's names, a default taken from another key), and refuses a bad value with the
-key that holds it, e.g. `perflab_matrix_orders.clients: 0 is not a positive integer`.
+key that holds it, e.g. `perflab_matrix_<id>.clients: 0 is not a positive integer`.
 ghz's runner/config.go does the same for its options.
 
 Standard library only: the benchmark host imports the matrices.

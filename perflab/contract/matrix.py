@@ -26,7 +26,7 @@ from perflab.contract.knobs import (
 )
 from perflab.contract.rounds import round_order, round_seed
 from perflab.contract.runid import RUN_PROFILES
-from perflab.contract.study import Expander, UnknownStudy, get_study
+from perflab.contract.study import Study
 
 
 def merged_study_config(
@@ -132,26 +132,16 @@ def connections_suffix(connections: int) -> str:
     return "" if connections == 1 else f"-k{connections}"
 
 
-def expander(study: str) -> Expander:
-    """perflab.studies.<study>.STUDY.expand: adding a study adds a package, not a line here.
-
-    Only a missing package is refused as "no study"; an error inside a study propagates.
-    """
-    try:
-        return get_study(study).expand
-    except UnknownStudy as exc:
-        raise MatrixError(f"perflab_studies: {exc}") from exc
-
-
 def expand(
     run_id: str,
-    study: str,
+    study: Study,
     config: dict[str, Any],
     profiles: dict[str, Any],
     profile: str,
     known_impls: set[str],
 ) -> list[CellSpec]:
     """Every cell of one study for one profile, validated, in run order: round by round,
-    shuffled within a round from a seed of the run id (perflab.contract.rounds)."""
-    merged = merged_study_config(study, config, profiles, profile)
-    return round_order(expander(study)(run_id, merged, known_impls), round_seed(run_id, study))
+    shuffled within a round from a seed of the run id (perflab.contract.rounds). The study's
+    record comes from the caller (perflab.studies.get_study): the contract imports no study."""
+    merged = merged_study_config(study.id, config, profiles, profile)
+    return round_order(study.expand(run_id, merged, known_impls), round_seed(run_id, study.id))

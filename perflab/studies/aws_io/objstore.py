@@ -96,16 +96,34 @@ def check(endpoint: str, region: str, bucket: str, objects: int, mongo_uri: str)
     return problems
 
 
+def ready_args(args: argparse.Namespace, matrix: dict[str, Any]) -> argparse.Namespace:
+    """The check's arguments from perflab_matrix_aws_io and the host prefix."""
+    args.endpoint = matrix["s3_endpoint"]
+    args.bucket = matrix["bucket"]
+    args.objects = int(matrix["objects"])
+    args.mongo_uri = matrix["mongo_uri"]
+    args.env_file = str(Path(args.home).expanduser() / "aws_io" / "client.env")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="perflab.studies.aws_io.objstore", description=__doc__)
-    parser.add_argument("action", choices=["seed", "count", "check"])
+    parser.add_argument("action", choices=["seed", "count", "check", "ready"])
     parser.add_argument("--endpoint", default="", help="S3 endpoint URL; empty: real AWS S3")
     parser.add_argument("--region", default="us-east-1")
-    parser.add_argument("--bucket", required=True)
+    parser.add_argument("--bucket", help="required but by ready")
     parser.add_argument("--objects", type=int, default=893)
     parser.add_argument("--env-file", default="")
     parser.add_argument("--mongo-uri", default="", help="check: PERFLAB_MONGO_URI wins")
+    parser.add_argument("--home", default="", help="ready: the host prefix (its env file)")
     args = parser.parse_args(argv)
+    if args.action == "ready":
+        # The study's servers_check (perflab.contract.study): its matrix on stdin says what
+        # to check, the host prefix where the roles wrote the client's credentials.
+        args = ready_args(args, json.load(sys.stdin))
+        args.action = "check"
+    elif not args.bucket:
+        parser.error(f"{args.action} needs --bucket")
     apply_env_file(args.env_file)
     if args.action == "check":
         mongo_uri = os.environ.get("PERFLAB_MONGO_URI") or args.mongo_uri

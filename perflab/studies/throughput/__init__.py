@@ -1,7 +1,19 @@
 """Seed 002, throughput: single-stream bytes/s of a huge server stream, and what TLS costs."""
 
+from pathlib import Path
+from typing import Any
+
 from perflab.contract.study import Study
 from perflab.studies.throughput.matrix import expand
+
+
+def claim_frame(run_dir: Path) -> Any:
+    """The derived rows the verdicts judge (its analysis.claim_frame); pandas is imported
+    when called, on the controller, never by a host importing the record."""
+    from perflab.studies.throughput.analysis import claim_frame as frame
+
+    return frame(run_dir)
+
 
 STUDY = Study(
     id="throughput",
@@ -9,6 +21,7 @@ STUDY = Study(
     uses_ghz=False,
     # iperf3 and openssl (the floor cells) come with host_packages.
     builds=("codegen_python", "tls_certs", "go_build", "cpp_build", "host_packages"),
+    claim_frame=claim_frame,
 )
 
 __all__ = ["STUDY"]
