@@ -197,23 +197,15 @@ def refused_run_dir(command: str, run_dir: str) -> bool:
 
 
 def claim_frame_hooks() -> dict[str, Callable]:
-    """Each study's claim-frame hook (its analysis module's `claim_frame`, derived metrics
-    its claims are judged on), handed to the analysis, which names no study."""
-    import importlib
+    """Each study's claim-frame hook (derived metrics its claims are judged on), from the
+    registry's records, handed to the analysis, which names no study."""
+    from perflab.studies import registry
 
-    from perflab.contract.study import study_ids
-
-    hooks = {}
-    for study in study_ids():
-        try:
-            analysis = importlib.import_module(f"perflab.studies.{study}.analysis")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"perflab.studies.{study}.analysis":
-                raise
-            continue  # a study without an analysis (calibration)
-        if hasattr(analysis, "claim_frame"):
-            hooks[study] = analysis.claim_frame
-    return hooks
+    return {
+        study_id: study.claim_frame
+        for study_id, study in registry().items()
+        if study.claim_frame is not None
+    }
 
 
 def cmd_report(args: argparse.Namespace) -> int:

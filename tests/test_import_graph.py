@@ -124,10 +124,8 @@ def test_the_layer_check_catches_a_crossing():
 
 # Modules whose dynamic imports cross a floor today, each with the change that removes it.
 # An entry that no longer crosses fails the test below: delete it then.
-KNOWN_DYNAMIC_CROSSINGS = {
-    # get_study and Study.analysis import perflab.studies.<id> by name; issue 24's registry
-    # half (branch ans24) moves the registry above what it registers, to perflab/studies/.
-    "perflab.contract.study": "issue 24: the study registry moves to perflab/studies/",
+KNOWN_DYNAMIC_CROSSINGS: dict[str, str] = {
+    # module -> the issue that removes its upward import by name; empty: there is none.
 }
 # Calls that import a module named by a string at run time.
 DYNAMIC_IMPORTERS = {("importlib", "import_module"), (None, "import_module"), (None, "__import__")}

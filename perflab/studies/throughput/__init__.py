@@ -1,18 +1,18 @@
 """Seed 002, throughput: single-stream bytes/s of a huge server stream, and what TLS costs."""
 
-from pathlib import Path
 from typing import Any
 
 from perflab.contract.study import Study
 from perflab.studies.throughput.matrix import expand
 
 
-def claim_frame(run_dir: Path) -> Any:
-    """The derived rows the verdicts judge (its analysis.claim_frame); pandas is imported
-    when called, on the controller, never by a host importing the record."""
-    from perflab.studies.throughput.analysis import claim_frame as frame
+def claim_frame(frame: Any) -> Any:
+    """The derived rows the verdicts judge, from the run's tidy frame (its
+    analysis.claim_frame); pandas is imported when called, on the controller, never by a
+    host importing the record."""
+    from perflab.studies.throughput.analysis import claim_frame as derived
 
-    return frame(run_dir)
+    return derived(frame)
 
 
 STUDY = Study(
