@@ -125,7 +125,7 @@ def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
     holds, fails = judge(claim(), AHEAD), judge(claim(), BEHIND)
     row = index_html(Replication("run-a", [holds]), {})
     assert "<td>1.50x</td>" in row
-    assert "90% exact Mann-Whitney interval" in row
+    assert "95% paired t interval of 3 rounds" in row
     assert f">{HOLDS}</span>" in row
     assert not Replication("run-a", [holds], "ref", [holds]).differs(holds)
     moved = Replication("run-a", [holds], "ref", [fails])
@@ -172,7 +172,7 @@ def test_cli_compares_a_run_against_a_second_one_and_refuses_a_missing_folder(tm
     assert "perflab verdicts:" in capsys.readouterr().err
 
 
-def test_only_an_error_rates_interval_may_be_labelled_95_percent():
+def test_only_methods_that_reach_95_percent_are_labelled_so():
     from tests.conftest import overclaimed_intervals
 
     fails = judge(
@@ -188,7 +188,7 @@ def test_only_an_error_rates_interval_may_be_labelled_95_percent():
         AHEAD.assign(metric="count"),
     )
     page = index_html(Replication("run-a", [fails, judge(claim(), AHEAD)]), {})
-    assert "95% Chernoff-Hoeffding interval over 3 cells" in page
+    assert "95% clustered Clopper-Pearson interval over" in page
     assert overclaimed_intervals(page) == []
     assert overclaimed_intervals("0.00% [0.00%, 0.15%] (95% exact Clopper-Pearson interval)") == []
     assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
