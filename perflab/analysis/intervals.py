@@ -385,9 +385,10 @@ def clustered_error_interval(
     """Interval for an error rate over calls that fail in clusters (a cell's calls share a
     connection and a server): Korn and Graubard's Clopper-Pearson interval on the effective
     sample size, the calls divided by the design effect the between-cell variance gives
-    (`design_effect`). Failures spread evenly over cells count as calls; failures that
-    come in whole cells count as cells. `correct=False` leaves the clustering out (calls as
-    independent trials), for the simulation suite to show what that costs."""
+    (`design_effect`), shrunk further for the few cells that variance comes from. Failures
+    spread evenly over cells count as calls; failures that come in whole cells count as cells.
+    `correct=False` leaves the clustering out (calls as independent trials), for the
+    simulation suite to show what that costs."""
     cells = [cell for cell in cells if cell.calls > 0]
     if not cells:
         raise ValueError("an error rate needs at least one cell with calls")
@@ -395,6 +396,12 @@ def clustered_error_interval(
     rate = sum(cell.errors for cell in cells) / calls
     effect = design_effect(cells) if correct else 1.0
     size = calls / effect
+    if correct and effect > 1:
+        # Korn and Graubard's degrees-of-freedom step: the variance comes from k cells, so
+        # the effective size shrinks by (z / t with k - 1 degrees of freedom) squared.
+        alpha = (1 - confidence) / 2
+        z = statistics.NormalDist().inv_cdf(1 - alpha)
+        size *= (z / student_t_quantile(1 - alpha, len(cells) - 1)) ** 2
     hits = rate * size
     alpha = (1 - confidence) / 2
     low = 0.0 if hits <= 0 else beta_quantile(alpha, hits, size - hits + 1)

@@ -90,10 +90,16 @@ class Judging:
     margin: float = MIN_MARGIN
     source: str = DEFAULT_MARGIN_SOURCE
     coverage: float = DECIDING_COVERAGE
+    # The least margin allowed: MIN_MARGIN for a run; the simulation suite (perflab.analysis
+    # .simulation) also checks the intervals with no margin at all.
+    floor: float = MIN_MARGIN
+    # False removes the corrections (pairing within rounds, clustering of errors) for the
+    # simulation suite to show that it then fails; a run is always judged with them.
+    corrections: bool = True
 
     def __post_init__(self) -> None:
-        if not self.margin >= MIN_MARGIN:
-            raise ValueError(f"a decision margin of {self.margin!r} is below {MIN_MARGIN:.0%}")
+        if not self.margin >= self.floor:
+            raise ValueError(f"a decision margin of {self.margin!r} is below {self.floor:.0%}")
 
     def sentence(self) -> str:
         return (
@@ -473,7 +479,7 @@ def ratio_method(sides: tuple[pd.DataFrame, pd.DataFrame], judging: Judging) -> 
     )
     rounds = sorted(by_round[0])
     paired = [(by_round[0][r], by_round[1][r]) for r in rounds] if pairs_up else None
-    return RatioMethod(xs, ys, paired, judging.coverage)
+    return RatioMethod(xs, ys, paired, judging.coverage, judging.corrections)
 
 
 def ratio_pair(
@@ -543,13 +549,15 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> lis
         if not cells:
             continue
         errors, calls = sum(c.errors for c in cells), sum(c.calls for c in cells)
-        interval = clustered_error_interval(cells, max(TARGET_COVERAGE, judging.coverage))
+        interval = clustered_error_interval(
+            cells, max(TARGET_COVERAGE, judging.coverage), judging.corrections
+        )
         verdict, reason = decide(interval, claim.bound, 0.0, judging.coverage)
         alone, why = False, ""
         if verdict == FAILS:
             alone, why = refutation_alone(
                 claim,
-                lambda target, c=cells: clustered_error_interval(c, target),
+                lambda target, c=cells: clustered_error_interval(c, target, judging.corrections),
                 len(groups),
                 judging,
                 "",
