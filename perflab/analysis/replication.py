@@ -59,7 +59,7 @@ class Replication:
     # The run's A/A drift per kind of client (none: no A/A cells) ...
     noise: NoiseFloor = NoiseFloor(())
     # ... and the margin each study's own floor set.
-    by_study: dict[str, Judging] = field(default_factory=dict)
+    by_study: dict[str | tuple[str, str], Judging] = field(default_factory=dict)
     # The looks the run took (its adaptive.json); None: every claim judged on the base rounds.
     ledger: Ledger | None = None
     # The studies the run has cells of; None: not known, every claim is listed.
@@ -77,12 +77,15 @@ class Replication:
         if not self.by_study:
             return self.judging.sentence()
         margins = "; ".join(
-            f"{study} {judging.margin:.0%}" for study, judging in sorted(self.by_study.items())
+            f"{'/'.join(key) if isinstance(key, tuple) else key} {judging.margin:.0%}"
+            for key, judging in sorted(self.by_study.items(), key=lambda item: str(item[0]))
+            if isinstance(key, tuple)
         )
         return (
-            f"Decision margin per study, each from its own A/A cells (never below "
-            f"{MIN_MARGIN:.0%}): {margins}; {self.judging.margin:.0%} for a study without A/A "
-            f"cells. A decided verdict clears its threshold by its study's margin with an "
+            f"Decision margin per study and metric, each from that metric's own A/A cells (the "
+            f"far end of its A/A ratio's 90% interval, never below {MIN_MARGIN:.0%}): "
+            f"{margins}; {self.judging.margin:.0%} for a metric without A/A cells. A decided "
+            f"verdict clears its threshold by its metric's margin with an "
             f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
             "wholly inside the margin zone is 'at its threshold'."
         )
@@ -141,15 +144,16 @@ def replicate(
     judging: Judging | None = None,
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
-    or those of the run `against` names (e.g. a second run of the same commit); both
-    judged with one `judging` (its margin), so they differ only by their data. Without a
-    `judging` the margin is the one this run's noise floor sets (its A/A cells, measured
-    over every claim's metrics, so a study page and the index judge alike)."""
+    or those of the run `against` names (e.g. a second run of the same commit); with a
+    `judging` given both are judged with it. Without one each run is judged with the margins
+    its own A/A cells set per metric (perflab.analysis.noise), the margins its own index
+    uses, so a run's verdicts do not depend on which view judges it."""
     run_dir, reference_dir = Path(run_dir), Path(reference_dir)
     claims = reference_claims(reference_dir)
     noise = noise_floor(run_dir, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
-    by_study = {} if judging is not None else noise.judging_by_study()
+    given = judging is not None
+    by_study = {} if given else noise.judging_by_study()
     judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
@@ -158,7 +162,15 @@ def replicate(
     ledger = Ledger.read(run_dir)
     studies = frozenset(folder.parent.name for folder in cell_dirs(run_dir))
     compared = other is not None and bool(claims)
-    theirs = judge_run_looks(other, claims, judging, by_study) if compared else None
+    # Each run is judged with the margins its own A/A cells set, whichever view asks: the
+    # index of a run and `verdicts --against` it then agree (issue 26, item 6).
+    theirs = (
+        judge_run_looks(
+            other, claims, judging, {} if given else noise_floor(other, claims).judging_by_study()
+        )
+        if compared
+        else None
+    )
     return Replication(
         run_dir.name,
         verdicts,
@@ -392,7 +404,7 @@ EFFECTS = (
 )
 
 
-def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
+def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]) -> str:
     """The run's noise floor per kind of client, and the margin it set for its study; '' for
     a run without A/A cells (the margin sentence says so)."""
     if not noise.kinds:
@@ -407,7 +419,11 @@ def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
                 ", ".join(kind.metrics),
                 str(kind.rounds),
                 f"{kind.floor:.1%}",
-                f"{by_study[kind.study].margin:.0%}" if kind.study in by_study else "",
+                ", ".join(
+                    f"{metric} {by_study[(kind.study, metric)].margin:.0%}"
+                    for metric in kind.metrics
+                    if (kind.study, metric) in by_study
+                ),
             )
         )
         + "</tr>"
@@ -421,7 +437,7 @@ def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
             "metrics",
             "rounds",
             "noise floor",
-            "its study's margin",
+            "margin per metric",
         )
     )
     return (
