@@ -305,6 +305,7 @@ def student_t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@cache
 def student_t_quantile(probability: float, df: float) -> float:
     """The t with P(T <= t) = probability, for `df` degrees of freedom."""
     if probability == 0.5:
