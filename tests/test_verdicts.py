@@ -173,7 +173,10 @@ def test_a_factor_just_past_the_threshold_is_at_its_threshold():
 def test_two_repeats_cannot_decide_even_a_large_effect():
     verdict = judge(claim(), cells(three_repeats([300, 310], [100, 101])))
     assert verdict.verdict == INCONCLUSIVE
-    assert "below the 90% needed" in verdict.reason
+    assert verdict.reason.startswith("undecidable by this design (needs 3 rounds")
+    assert "2 vs 2 repeats cannot reach (at most 66.6%)" in verdict.reason
+    # Turned around: a third round decides the same effect.
+    assert judge(claim(), cells(three_repeats([300, 310, 305], [100, 101, 99]))).verdict == HOLDS
 
 
 def test_missing_cells_are_not_measured():

@@ -500,6 +500,12 @@ def ratio_pair(
         judging.coverage,
         (lower_bounds(num), lower_bounds(den)),
     )
+    if interval is None or interval.coverage < judging.coverage - 1e-9:
+        # Not the data's doing: these repeats cannot give the coverage at any values.
+        reason = (
+            f"undecidable by this design (needs {MIN_PAIRED_ROUNDS} rounds with one cell of "
+            f"each group in every round, or more repeats: {method.reach()})"
+        )
     alone, why = False, ""
     if verdict == FAILS:
         alone, why = refutation_alone(
