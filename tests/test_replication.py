@@ -28,6 +28,7 @@ from perflab.analysis.verdicts import (
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
+    Judging,
     judge,
     judging_from_noise_floor,
 )
@@ -271,4 +272,23 @@ def test_a_verdict_that_depends_on_the_method_says_so_beside_it():
     # A claim with no sibling measured in the run says nothing either.
     assert "Depends on the method" not in index_html(
         Replication("run-a", [judge(steady, AHEAD)]), {}
+    )
+
+
+def test_the_headline_counts_conclusions_and_states_its_multiplicity():
+    from perflab.analysis.replication import conclusion_of, conclusions_sentence
+
+    steady = claim(id="x-beats-y", method="steady", sibling="x-beats-y-seed-method")
+    seed = claim(id="x-beats-y-seed-method", method="seed", sibling="x-beats-y")
+    other = claim(id="z-beats-w")
+    assert conclusion_of(seed) == conclusion_of(steady) == "x-beats-y"
+    alike = [judge(steady, AHEAD), judge(seed, AHEAD), judge(other, BEHIND)]
+    sentence = conclusions_sentence(alike, Judging())
+    assert "These 3 readings are 2 seed conclusions" in sentence
+    assert "1 hold in every reading, 1 do not hold in every reading, 0 differ" in sentence
+    assert "at most 5% per side" in sentence and "no correction across conclusions" in sentence
+    # Turned around: the two readings of one conclusion disagree.
+    apart = [judge(steady, AHEAD), judge(seed, BEHIND), judge(other, BEHIND)]
+    assert "0 hold in every reading, 1 do not hold in every reading, 1 differ" in (
+        conclusions_sentence(apart, Judging())
     )

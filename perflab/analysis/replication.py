@@ -233,6 +233,40 @@ def short(verdict: Verdict | None) -> str:
     return f"{verdict.verdict}, {format_effect(verdict.claim, verdict.effect)}"
 
 
+def conclusion_of(claim: Claim) -> str:
+    """The seed conclusion a claim reads: its id on the current stack, and of a method pair
+    the id of the steady-method claim (the same conclusion judged on the seed's method and a
+    library stack are readings of it, not findings of their own)."""
+    base = claim.stack_of or claim.id
+    sibling = claim.sibling.removesuffix("-seed-stack") if claim.sibling else ""
+    if sibling and claim.method == "seed":
+        return sibling
+    return base
+
+
+def conclusions_sentence(verdicts: list[Verdict], judging: Judging) -> str:
+    """How many seed conclusions the readings are, how they came out, and what the counts
+    control: the error per reading, not over the family of conclusions."""
+    groups: dict[str, set[str]] = {}
+    for verdict in verdicts:
+        groups.setdefault(conclusion_of(verdict.claim), set()).add(verdict.verdict)
+    every = Counter(next(iter(found)) for found in groups.values() if len(found) == 1)
+    mixed = sum(len(found) > 1 for found in groups.values())
+    decided = sum(v.verdict in (HOLDS, FAILS) for v in verdicts)
+    side = (1 - judging.coverage) / 2
+    return (
+        f"These {len(verdicts)} readings are {len(groups)} seed conclusions (a conclusion's "
+        f"readings: the seed's method and a steadier one, the library stack it ran): "
+        f"{every[HOLDS]} hold in every reading, {every[FAILS]} do not hold in every reading, "
+        f"{mixed} differ between readings, {len(groups) - every[HOLDS] - every[FAILS] - mixed}"
+        f" are undecided or not measured in every reading. Multiplicity: no correction "
+        f"across conclusions; each reading's decision errs by chance with at most "
+        f"{side:.0%} per side (a per-reading rate at {percent(judging.coverage)} coverage, "
+        f"neither a false-discovery nor a family-wise rate), so of the {decided} decided "
+        f"readings about {decided * side:.0f} could be chance."
+    )
+
+
 def tally(verdicts: list[Verdict]) -> str:
     """e.g. '12 hold, 3 do not hold, 5 inconclusive, 2 not measured' (zero counts left out)."""
     counts = Counter(v.verdict for v in verdicts)
@@ -270,6 +304,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
+        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging))}</p>",
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
         noise_html(replication.noise, replication.by_study),
         f"<p>{html.escape(looks_sentence(replication))}</p>",
