@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from perflab.analysis.replication import (
@@ -244,6 +245,17 @@ def test_forest_rows_carry_effect_interval_threshold_and_published():
     assert first["colour"] == COLOURS[HOLDS] and first["seed"] == "000"
     assert rows[1]["thresholds"] == (0.8, 1.25)
     assert rows[1]["colour"] == COLOURS[FAILS]
+    # "About 2" is drawn around 2, not 1: AHEAD's 2.0x holds it.
+    about = claim(
+        id="two",
+        direction=None,
+        threshold=None,
+        bound={"about": 2, "tolerance": 0.1},
+        published=2.1,
+    )
+    (row,) = forest_rows(Replication("run-a", [judge(about, AHEAD)]))
+    assert row["thresholds"] == pytest.approx((2 / 1.1, 2.2))
+    assert row["colour"] == COLOURS[HOLDS]
 
 
 def test_forest_figure_draws_a_row_per_claim_and_a_rate_panel_when_needed():

@@ -557,7 +557,6 @@ def forest_rows(replication: Replication) -> list[dict[str, object]]:
         if pair is None:
             continue
         interval = pair.interval
-        band = claim.direction == "within"
         rows.append(
             {
                 "seed": claim.seed.split("_")[0],
@@ -566,9 +565,10 @@ def forest_rows(replication: Replication) -> list[dict[str, object]]:
                 "effect": pair.effect,
                 "low": interval.low if interval else None,
                 "high": interval.high if interval else None,
-                "thresholds": (
-                    (1 / (1 + claim.threshold), 1 + claim.threshold) if band else (claim.threshold,)
-                ),
+                # The edges the claim's bound tests against at this run's margin.
+                "thresholds": claim.bound.edges(verdict.judging.margin)
+                if claim.kind != "error_rate"
+                else claim.bound.edges(),
                 "published": claim.published,
                 "colour": COLOURS[verdict.verdict],
                 "verdict": verdict.verdict,
