@@ -213,11 +213,11 @@ CASES = (
 
 
 def run_all(trials: int = FULL_TRIALS, out: Path | None = RESULTS_FILE) -> list[Result]:
-    results = [
-        simulate(case, trials, corrections) for case in CASES for corrections in (True, False)
-    ]
-    for result in results:
-        print(result.line(), flush=True)
+    results = []
+    for case in CASES:
+        for corrections in (True, False):
+            results.append(simulate(case, trials, corrections))
+            print(results[-1].line(), flush=True)
     if out is not None:
         records = [
             {
