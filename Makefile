@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run-args run run-dir report lab test test-fast unit-tests lint netns-up netns-down
+.PHONY: help venv lock setup run-args run run-dir report lab test test-fast unit-tests lint netns-up netns-down simulate
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
@@ -37,6 +37,7 @@ help:
 	@echo "make setup                                            install everything on the hosts"
 	@echo "make netns-up / netns-down                            the two simulated hosts (TOPOLOGY=netns)"
 	@echo "make lint                                             ruff + ansible-lint"
+	@echo "make simulate [TRIALS=n]                              the verdicts' coverage by simulation"
 
 # The controller's whole dependency tree, every file checked against its hash in the lock.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -123,6 +124,12 @@ test-fast: venv
 
 unit-tests: venv
 	$(call pytest_tier,-m "not live")
+
+# The verdict engine's coverage, checked through its real code: every case of
+# perflab.analysis.simulation at 10 000 trials (TRIALS=...), written to
+# data/reference/simulation.json with each case's Monte Carlo error.
+simulate: venv
+	$(BIN)/python -m perflab.analysis.simulation $(TRIALS)
 
 # Everything: lint first (cheap), then the hosts are set up, because live tests start real
 # servers and ghz. PERFLAB_REQUIRE_SETUP=1 turns a missing host prefix into a failure, where

@@ -156,7 +156,8 @@ def resolve_group_vars(value):  # noqa: ANN001, ANN201 - any YAML value
 # Chernoff-Hoeffding interval over cells, whose methods guarantee at least that. A percentile
 # bootstrap of 3 repeats never does (issue 12).
 OVERCLAIMED_INTERVAL = re.compile(
-    r"95%(?! exact Clopper-Pearson interval| Chernoff-Hoeffding interval over)|bootstrap"
+    r"95%(?! exact Clopper-Pearson interval| Chernoff-Hoeffding interval over"
+    r"| clustered Clopper-Pearson interval over| paired t interval of)|bootstrap"
 )
 
 

@@ -8,6 +8,7 @@ import json
 import math
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -131,25 +132,56 @@ ON_THRESHOLD = claim("a-beats-b", "a", "b")
 
 
 def decided_share(
-    adaptive: Adaptive, sigma: float, trials: int, seed: int = 7, true_ratio: float = 1.0
+    adaptive: Adaptive,
+    sigma: float,
+    trials: int,
+    seed: int = 7,
+    true_ratio: float = 1.0,
+    base: float = 0.90,
+    judging: Judging | None = None,
+    sd_ratio: float = 1.0,
+    round_sd: float = 0.0,
 ) -> float:
     """Claims whose true ratio is `true_ratio` (1.0: exactly on the threshold), measured with
-    log-normal noise `sigma` per cell, every claim looked at as often as the cap allows (the
-    worst case): the share decided, holds or does not hold ("at its threshold" is the right
-    answer for a claim on its threshold)."""
+    log-normal noise `sigma` per cell (b's `sd_ratio` times that) and a round effect both
+    share, every claim looked at as often as the cap allows (the worst case): the share
+    decided, holds or does not hold ("at its threshold" is the right answer for a claim on
+    its threshold)."""
     rng = random.Random(seed)
     rounds = 3 + adaptive.rounds_before(adaptive.max_looks)
-    schedule = looks(adaptive, 0.90)
+    schedule = looks(adaptive, base)
     wrong = 0
     for _ in range(trials):
-        parts = rows(
-            "a", [1000 * true_ratio * math.exp(rng.gauss(0, sigma)) for _ in range(rounds)]
-        )
-        parts += rows("b", [1000 * math.exp(rng.gauss(0, sigma)) for _ in range(rounds)])
-        frame = pd.DataFrame(parts).astype({"concurrency": "Int64"})
-        (verdict,) = judge_looks(frame, [ON_THRESHOLD], schedule, {"hello": 3})
+        shared = [rng.gauss(0, round_sd) for _ in range(rounds)]
+        a = [1000 * true_ratio * math.exp(r + rng.gauss(0, sigma)) for r in shared]
+        b = [1000 * math.exp(r + rng.gauss(0, sigma * sd_ratio)) for r in shared]
+        frame = pd.DataFrame(rows("a", a) + rows("b", b)).astype({"concurrency": "Int64"})
+        (verdict,) = judge_looks(frame, [ON_THRESHOLD], schedule, {"hello": 3}, judging=judging)
         wrong += verdict.verdict in (HOLDS, FAILS)
     return wrong / trials
+
+
+# Issue 26 item 8: with the 10% margin, one configuration, equal spreads and no round effect,
+# uncorrected looks stayed under the bound too. Here nothing but the looks' correction
+# protects: no margin, unequal spreads, a round effect, five looks after the base one, and
+# intervals at exactly the coverage each look needs (95% base, 99% a look).
+MANY = Adaptive(
+    max_looks=5, first_look_rounds=2, rounds_per_look=2, look_coverage=0.99, max_minutes=60
+)
+NO_MARGIN = Judging(margin=0.0, source="test", coverage=0.95, floor=0.0)
+TRIALS = 300
+
+
+def test_looks_keep_their_family_error_only_with_the_correction():
+    noise = {"sigma": 0.05, "sd_ratio": 5.0, "round_sd": 0.2, "base": 0.95, "judging": NO_MARGIN}
+    corrected = decided_share(MANY, trials=TRIALS, **noise)
+    error = 3 * math.sqrt(0.1 * 0.9 / TRIALS)
+    assert corrected <= MANY.family_error(0.95) + error, corrected
+    # Removed (every look at the base 95%), the looks decide a claim on its threshold far more
+    # often than the 5% each look's verdict is labelled with.
+    uncorrected = decided_share(replace(MANY, look_coverage=0.95), trials=TRIALS, **noise)
+    assert uncorrected > 0.05 + 3 * math.sqrt(0.05 * 0.95 / TRIALS), uncorrected
+    assert uncorrected > corrected
 
 
 # The quick profile's schedule: one look after the base one, at 8 rounds a side.
@@ -205,7 +237,9 @@ ONE_LOOK = Adaptive(
 def run_dir(tmp_path):
     run = tmp_path / "run1"
     for repeat, (aio, uvloop, asyncio) in enumerate(
-        [(2000, 1000, 2500), (2100, 1050, 2600), (1900, 950, 2250)], start=1
+        # asyncio / aio per round 1.25, 1.12, 1.29: its 95% paired interval reaches below 1.1.
+        [(2000, 1000, 2500), (2100, 1050, 2350), (1900, 950, 2450)],
+        start=1,
     ):
         write_cell(run, "grpc_aio", repeat, aio)
         write_cell(run, "grpclib_uvloop", repeat, uvloop)
@@ -235,10 +269,10 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
 
 def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(run_dir):
     plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
-    # The extra rounds show grpclib_asyncio clearly ahead (a change a 98% look can see).
+    # The extra rounds show grpclib_asyncio 1.25x ahead again (a 98% look over 5 rounds sees it).
     for repeat in (4, 5):
-        write_cell(run_dir, "grpc_aio", repeat, 1000)
-        write_cell(run_dir, "grpclib_asyncio", repeat, 3000)
+        write_cell(run_dir, "grpc_aio", repeat, 2000)
+        write_cell(run_dir, "grpclib_asyncio", repeat, 2500)
     settled, opened = judge_run_looks(read_folder(run_dir), CLAIMS)
     assert (settled.verdict, settled.look, settled.rounds) == (HOLDS, 0, 3)
     assert (opened.look, opened.rounds) == (1, 5)

@@ -211,8 +211,6 @@ def test_ratio_claims_compare_two_different_groups():
 
 SEEDS = ROOT.parent / "shared" / "seeds"
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed folder {SEEDS} not present")
-# A decided verdict clears its threshold by at least this factor (perflab.analysis.verdicts).
-LEAST_MARGIN = 1.10
 
 
 @cache
@@ -248,23 +246,35 @@ def test_prose_claims_quote_the_seed_word_for_word():
 
 
 def test_error_rate_claims_are_decided_by_the_seeds_own_counts():
-    """The seed's own calls must decide its claim (issue 18, item 2): each configuration's
-    exact interval clears the threshold by the least decision margin."""
-    from perflab.analysis.intervals import clopper_pearson
+    """The seed's own calls must decide its claim (issue 18, item 2), judged exactly as the
+    engine judges a run's cells: the seed's cells through perflab.analysis.decisions, with
+    the clustered interval the engine uses (issue 26, item 4)."""
+    from perflab.analysis.decisions import HOLDS, decide
+    from perflab.analysis.intervals import CellCount, clustered_error_interval
     from perflab.analysis.published import error_counts
 
     undecided = []
     for claim in claims():
         for key, (errors, calls) in error_counts(claim, reference_tables()).items():
-            interval = clopper_pearson(errors, calls)
-            clears = (
-                interval.low >= claim.threshold * LEAST_MARGIN
-                if claim.direction == "greater"
-                else interval.high <= claim.threshold / LEAST_MARGIN
-            )
-            if not clears:
-                undecided.append(f"{claim.id} {key}: {errors}/{calls}")
+            interval = clustered_error_interval([CellCount(errors, calls)])
+            verdict, _ = decide(interval, claim.bound, 0.0)
+            if verdict != HOLDS:
+                undecided.append(f"{claim.id} {key}: {errors}/{calls}: {verdict}")
     assert undecided == []
+
+
+def test_every_claim_states_its_bound_and_an_about_n_admits_the_seeds_figure():
+    """Issue 26: each claim says before the data what holds means (claims.yml `bound`), and
+    an "about N" band contains the seed's own figure."""
+    from perflab.analysis.claims import BAND, bound_of
+
+    raw = yaml.safe_load(CLAIMS_FILE.read_text())["claims"]
+    assert [entry["id"] for entry in raw if "bound" not in entry] == []
+    for claim in claims():
+        if claim.bound.about and claim.published is not None:
+            low, high = claim.bound.edges()
+            assert low <= claim.published <= high, claim.id
+    assert bound_of("x", {"within": 0.1}).test == BAND
 
 
 def test_every_reading_has_its_rival_and_every_sibling_its_method():

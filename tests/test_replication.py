@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from perflab.analysis.replication import (
@@ -29,6 +30,7 @@ from perflab.analysis.verdicts import (
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
+    Judging,
     judge,
     judging_from_noise_floor,
 )
@@ -126,7 +128,7 @@ def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
     holds, fails = judge(claim(), AHEAD), judge(claim(), BEHIND)
     row = index_html(Replication("run-a", [holds]), {})
     assert "<td>1.5x</td>" in row
-    assert "90% exact Mann-Whitney interval" in row
+    assert "95% paired t interval of 3 rounds" in row
     assert f">{HOLDS}</span>" in row
     assert not Replication("run-a", [holds], "ref", [holds]).differs(holds)
     moved = Replication("run-a", [holds], "ref", [fails])
@@ -173,7 +175,7 @@ def test_cli_compares_a_run_against_a_second_one_and_refuses_a_missing_folder(tm
     assert "perflab verdicts:" in capsys.readouterr().err
 
 
-def test_only_an_error_rates_interval_may_be_labelled_95_percent():
+def test_only_methods_that_reach_95_percent_are_labelled_so():
     from tests.conftest import overclaimed_intervals
 
     fails = judge(
@@ -189,7 +191,7 @@ def test_only_an_error_rates_interval_may_be_labelled_95_percent():
         AHEAD.assign(metric="count"),
     )
     page = index_html(Replication("run-a", [fails, judge(claim(), AHEAD)]), {})
-    assert "95% Chernoff-Hoeffding interval over 3 cells" in page
+    assert "95% clustered Clopper-Pearson interval over" in page
     assert overclaimed_intervals(page) == []
     assert overclaimed_intervals("0.00% [0.00%, 0.15%] (95% exact Clopper-Pearson interval)") == []
     assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
@@ -244,6 +246,17 @@ def test_forest_rows_carry_effect_interval_threshold_and_published():
     assert first["colour"] == COLOURS[HOLDS] and first["seed"] == "000"
     assert rows[1]["thresholds"] == (0.8, 1.25)
     assert rows[1]["colour"] == COLOURS[FAILS]
+    # "About 2" is drawn around 2, not 1: AHEAD's 2.0x holds it.
+    about = claim(
+        id="two",
+        direction=None,
+        threshold=None,
+        bound={"about": 2, "tolerance": 0.1},
+        published=2.1,
+    )
+    (row,) = forest_rows(Replication("run-a", [judge(about, AHEAD)]))
+    assert row["thresholds"] == pytest.approx((2 / 1.1, 2.2))
+    assert row["colour"] == COLOURS[HOLDS]
 
 
 def test_forest_figure_draws_a_row_per_claim_and_a_rate_panel_when_needed():
@@ -272,4 +285,23 @@ def test_a_verdict_that_depends_on_the_method_says_so_beside_it():
     # A claim with no sibling measured in the run says nothing either.
     assert "Depends on the method" not in index_html(
         Replication("run-a", [judge(steady, AHEAD)]), {}
+    )
+
+
+def test_the_headline_counts_conclusions_and_states_its_multiplicity():
+    from perflab.analysis.replication import conclusion_of, conclusions_sentence
+
+    steady = claim(id="x-beats-y", method="steady", sibling="x-beats-y-seed-method")
+    seed = claim(id="x-beats-y-seed-method", method="seed", sibling="x-beats-y")
+    other = claim(id="z-beats-w")
+    assert conclusion_of(seed) == conclusion_of(steady) == "x-beats-y"
+    alike = [judge(steady, AHEAD), judge(seed, AHEAD), judge(other, BEHIND)]
+    sentence = conclusions_sentence(alike, Judging())
+    assert "These 3 readings are 2 seed conclusions" in sentence
+    assert "1 hold in every reading, 1 do not hold in every reading, 0 differ" in sentence
+    assert "at most 5% per side" in sentence and "no correction across conclusions" in sentence
+    # Turned around: the two readings of one conclusion disagree.
+    apart = [judge(steady, AHEAD), judge(seed, BEHIND), judge(other, BEHIND)]
+    assert "0 hold in every reading, 1 do not hold in every reading, 1 differ" in (
+        conclusions_sentence(apart, Judging())
     )

@@ -205,9 +205,16 @@ def test_the_floor_is_the_aa_effect_and_sets_its_study_s_margin(tmp_path):
     assert kind.floor >= drift - 1e-12  # rps is one of the metrics the claims use
     margin = max(MIN_MARGIN, kind.floor)
     assert replication.by_study["hello"].margin == pytest.approx(margin)
-    assert all(v.judging.margin == pytest.approx(margin) for v in replication.verdicts)
+    # One round: no interval, so each metric's margin is its own point drift (issue 26: a
+    # metric's margin from its own A/A cells, never another metric's).
+    rps_margin = max(MIN_MARGIN, kind.per_metric["rps"])
+    assert kind.per_metric["rps"] == pytest.approx(drift)
+    assert replication.by_study[("hello", "rps")].margin == pytest.approx(rps_margin)
+    on_rps = [v for v in replication.verdicts if v.claim.metric == "rps"]
+    assert on_rps and all(v.judging.margin == pytest.approx(rps_margin) for v in on_rps)
     page = index_html(replication, {})
-    assert "Noise floor" in page and "ghz on hello" in page and f"hello {margin:.0%}" in page
+    assert "Noise floor" in page and "ghz on hello" in page
+    assert f"hello/rps {rps_margin:.0%}" in page
 
 
 def test_a_run_without_aa_cells_keeps_the_floor_margin_and_shows_no_floor(tmp_path):
@@ -275,17 +282,28 @@ def test_a_round_missing_one_copy_gives_no_floor():
     assert kind_floor("hello", rows[rows[AA_PARAM] == "a"], {"rps"}) is None
 
 
-def test_each_study_is_judged_with_its_own_floor_and_a_study_without_one_with_the_default():
-    quiet = KindFloor("hello", "ghz", "x", ("rps",), 3, 0.04, "rps")
-    noisy = KindFloor("watch", "watch_client", "y", ("server_cpu_seconds",), 3, 0.6, "rps")
+def test_each_metric_is_judged_with_its_own_floor_and_one_without_with_the_default():
+    quiet = KindFloor("hello", "ghz", "x", ("rps",), 3, 0.04, "rps", {"rps": 0.04})
+    per_metric = {"server_cpu_seconds": 0.6, "server_rss_peak": 0.01}
+    noisy = KindFloor("watch", "watch_client", "y", tuple(per_metric), 3, 0.6, "rps", per_metric)
     by_study = NoiseFloor((quiet, noisy)).judging_by_study()
     assert by_study["hello"].margin == MIN_MARGIN  # below the floor of 10%: 10%
-    assert by_study["watch"].margin == pytest.approx(0.6)
+    assert by_study[("watch", "server_cpu_seconds")].margin == pytest.approx(0.6)
+    # Issue 26 item 6: the CPU's noise is not applied to a RAM claim.
+    assert by_study[("watch", "server_rss_peak")].margin == MIN_MARGIN
     claims = read_claims(REPO / "data" / "reference" / "claims.yml")
-    picked = [next(c for c in claims if c.study == s) for s in ("hello", "watch", "orders")]
+    picked = [next(c for c in claims if c.study == s) for s in ("hello", "orders")] + [
+        next(c for c in claims if c.study == "watch" and c.metric == metric)
+        for metric in ("server_cpu_seconds", "server_rss_peak")
+    ]
     verdicts = judge_run_looks(read_folder(FIXTURE), picked, None, by_study)
-    margins = {v.claim.study: v.judging.margin for v in verdicts}
-    assert margins == {"hello": MIN_MARGIN, "watch": pytest.approx(0.6), "orders": MIN_MARGIN}
+    margins = {(v.claim.study, v.claim.metric): v.judging.margin for v in verdicts}
+    assert margins == {
+        ("hello", "rps"): MIN_MARGIN,
+        ("orders", picked[1].metric): MIN_MARGIN,
+        ("watch", "server_cpu_seconds"): pytest.approx(0.6),
+        ("watch", "server_rss_peak"): MIN_MARGIN,
+    }
     sentence = Replication("r", verdicts, by_study=by_study).margin_sentence()
-    assert "hello 10%; watch 60%; 10% for a study without A/A cells" in sentence
+    assert "hello/rps 10%; watch/server_cpu_seconds 60%; watch/server_rss_peak 10%" in (sentence)
     assert Replication("r", verdicts).margin_sentence().startswith("Decision margin: 10%")

@@ -61,7 +61,7 @@ def judge_looks(
     rounds: dict[str, int],
     topology: str = "localhost",
     judging: Judging | None = None,
-    by_study: dict[str, Judging] | None = None,
+    by_study: dict[str | tuple[str, str], Judging] | None = None,
 ) -> list[Verdict]:
     """Each claim's verdict at the first look that settles it (else at the last look): at
     look k a study's rows are its rounds up to `rounds[study]` + the look's extra rounds."""
@@ -73,7 +73,7 @@ def judge_looks(
         for claim in claims:
             if claim.id in settled and settled[claim.id].verdict != INCONCLUSIVE:
                 continue
-            base = by_study.get(claim.study, judging)
+            base = judging_of(claim, by_study, judging)
             verdict = judge(claim, part, topology, replace(base, coverage=look.coverage))
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
             earlier = settled.get(claim.id)
@@ -83,6 +83,14 @@ def judge_looks(
                 continue
             settled[claim.id] = verdict
     return [settled[claim.id] for claim in claims]
+
+
+def judging_of(
+    claim: Claim, by_study: dict[str | tuple[str, str], Judging], default: Judging
+) -> Judging:
+    """The margin a claim is judged with: its metric's own (perflab.analysis.noise), else
+    its study's, else the default."""
+    return by_study.get((claim.study, claim.metric)) or by_study.get(claim.study, default)
 
 
 def rounds_of(verdict: Verdict) -> int | None:
@@ -98,7 +106,7 @@ def judge_run_looks(
     run: Run,
     claims: list[Claim],
     judging: Judging | None = None,
-    by_study: dict[str, Judging] | None = None,
+    by_study: dict[str | tuple[str, str], Judging] | None = None,
 ) -> list[Verdict]:
     """Every claim's verdict over the looks the run's ledger records (one look without)."""
     judging = judging or Judging()
@@ -198,7 +206,7 @@ def plan_look(
     adaptive: Adaptive,
     index: int,
     judging: Judging,
-    by_study: dict[str, Judging] | None = None,
+    by_study: dict[str | tuple[str, str], Judging] | None = None,
 ) -> Plan:
     """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
     run's ledger; a look already recorded is planned again as recorded (a resume)."""

@@ -29,8 +29,10 @@ CURRENT_STACK = "current"
 # The `reading` of a claim that judges a seed's expectation (a caveat, no result of its own).
 EXPECTATION = "expectation"
 PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
-REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator", "direction"}
+REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator"}
 OPTIONAL_KEYS = {
+    "bound",
+    "direction",
     "published",
     "denominator",
     "pair_by",
@@ -51,6 +53,133 @@ OPTIONAL_KEYS = {
 
 class ClaimsError(ValueError):
     """A claims file entry that cannot be decided as written; the message names it."""
+
+
+# The tests a claim's `bound` may state (see Bound).
+DIRECTION, NOT_WORSE, BAND = "direction", "not_worse", "band"
+# `bound` in the file: one of these keys (and `tolerance` where the test takes one).
+BOUND_FORMS = {
+    "greater": (DIRECTION, "greater"),
+    "less": (DIRECTION, "less"),
+    "at_least": (NOT_WORSE, "greater"),
+    "at_most": (NOT_WORSE, "less"),
+    "within": (BAND, ""),
+    "about": (BAND, ""),
+}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What "holds" and "does not hold" mean for a claim, stated before any data.
+
+    - direction (`greater: T` / `less: T`): the effect lies beyond T, its smallest effect of
+      interest ("faster": 1; "at least twice": 2);
+    - not_worse (`at_least: T` / `at_most: T`, optional `tolerance`): the effect does not fall
+      short of T by more than the tolerance ("at least as fast" tested as "not slower");
+    - band (`within: t`, or `about: N` with `tolerance: t`): equivalence, the whole interval
+      inside [centre / (1 + t), centre x (1 + t)] (centre 1 for `within`).
+
+    The run's noise margin (perflab.analysis.decisions) may widen a tolerance narrower than
+    it, never narrow one."""
+
+    test: str
+    side: str = ""
+    limit: float = 1.0
+    tolerance: float = 0.0
+    # A band written as "about N" (the seed states a size), not "within" (no difference).
+    about: bool = False
+
+    @property
+    def direction(self) -> str:
+        """The old schema's word for it: greater, less or within."""
+        return "within" if self.test == BAND else self.side
+
+    @property
+    def threshold(self) -> float:
+        """The old schema's number: the limit, or a band's tolerance."""
+        return self.tolerance if self.test == BAND else self.limit
+
+    def edges(self, margin: float = 0.0) -> tuple[float, ...]:
+        """Where the claim's test changes: a direction's limit, a not_worse's edge, a
+        band's two edges, each tolerance widened to `margin` where narrower."""
+        width = 1 + max(self.tolerance, margin)
+        if self.test == BAND:
+            return (self.limit / width, self.limit * width)
+        if self.test == NOT_WORSE:
+            return (self.limit / width if self.side == "greater" else self.limit * width,)
+        return (self.limit,)
+
+    def expectation(self, rate: bool = False) -> str:
+        subject = "error rate" if rate else "ratio"
+        limit = f"{self.limit:.1%}" if rate else f"{self.limit:g}"
+        if self.test == BAND and not self.about:
+            return f"{subject} within {self.tolerance:.0%} of 1"
+        if self.test == BAND:
+            return f"{subject} about {limit} (within {self.tolerance:.0%})"
+        if self.test == NOT_WORSE:
+            word = "at least" if self.side == "greater" else "at most"
+            slack = f", {self.tolerance:.0%} short allowed" if self.tolerance else ""
+            past = "below" if self.side == "greater" else "above"
+            return f"{subject} {word} {limit} (not {past} it beyond the noise{slack})"
+        return f"{subject} {'>' if self.side == 'greater' else '<'} {limit}"
+
+
+def positive(where: str, value: Any, zero: bool = False) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value < 0
+        or (value == 0 and not zero)
+    ):
+        raise ClaimsError(f"{where}: {value!r} is not a positive number")
+    return float(value)
+
+
+def parse_bound(where: str, raw: dict[str, Any], kind: str) -> Bound:
+    """`bound`, or the old `direction` / `threshold` (read as a direction or a `within`
+    band) where a claim has not stated one."""
+    if "bound" not in raw:
+        if "direction" not in raw:
+            raise ClaimsError(f"{where}: missing ['bound']")
+        direction = raw["direction"]
+        if direction not in DIRECTIONS:
+            raise ClaimsError(f"{where}.direction: {direction!r}; choose from {DIRECTIONS}")
+        threshold = positive(
+            f"{where}.threshold", raw.get("threshold", 0.1 if direction == "within" else 1.0)
+        )
+        bound = (
+            Bound(BAND, tolerance=threshold)
+            if direction == "within"
+            else Bound(DIRECTION, direction, threshold)
+        )
+    else:
+        if "direction" in raw or "threshold" in raw:
+            raise ClaimsError(f"{where}: state either bound or direction/threshold, not both")
+        bound = bound_of(f"{where}.bound", raw["bound"])
+    if kind == "error_rate" and bound.test != DIRECTION:
+        raise ClaimsError(f"{where}.bound: an error rate is greater or less than a rate")
+    return bound
+
+
+def bound_of(where: str, raw: Any) -> Bound:
+    forms = set(raw) & set(BOUND_FORMS) if isinstance(raw, dict) else set()
+    if len(forms) != 1 or set(raw) - forms - {"tolerance"}:
+        raise ClaimsError(
+            f"{where}: expected one of {sorted(BOUND_FORMS)} (and tolerance), got {raw!r}"
+        )
+    form = forms.pop()
+    test, side = BOUND_FORMS[form]
+    value = positive(f"{where}.{form}", raw[form])
+    tolerance = positive(f"{where}.tolerance", raw.get("tolerance", 0.0), zero=True)
+    if form == "within":
+        if "tolerance" in raw:
+            raise ClaimsError(f"{where}: `within` is the tolerance itself")
+        return Bound(BAND, tolerance=value)
+    if form == "about" and tolerance <= 0:
+        raise ClaimsError(f"{where}: `about` needs a tolerance > 0 (e.g. 0.10)")
+    if test == DIRECTION and "tolerance" in raw:
+        raise ClaimsError(f"{where}: `{form}` takes no tolerance (use at_least / at_most)")
+    return Bound(test, side, value, tolerance, about=form == "about")
 
 
 @dataclass(frozen=True)
@@ -94,8 +223,7 @@ class Claim:
     source: str
     metric: str
     numerator: Selector
-    direction: str
-    threshold: float
+    bound: Bound
     kind: str = "ratio"
     denominator: Selector | None = None
     pair_by: tuple[str, ...] = ()
@@ -119,16 +247,22 @@ class Claim:
     # the current one, the id of the same claim on the current stack.
     stack: str = ""
     stack_of: str = ""
+    # The seed's own figure per configuration (pair_by values as text -> figure), from the
+    # reference tables (perflab.analysis.published.with_seed_configurations): a configuration
+    # whose figure sits inside the run's noise is expected to be at its threshold.
+    seed_figures: dict[tuple[str, ...], float] = field(default_factory=dict)
+
+    @property
+    def direction(self) -> str:
+        return self.bound.direction
+
+    @property
+    def threshold(self) -> float:
+        return self.bound.threshold
 
     def expectation(self) -> str:
-        """The claim's test in words, e.g. 'ratio > 1.0' or 'ratio within 10% of 1'."""
-        subject = "error rate" if self.kind == "error_rate" else "ratio"
-        if self.direction == "within":
-            return f"{subject} within {self.threshold:.0%} of 1"
-        sign = ">" if self.direction == "greater" else "<"
-        # An error rate reads as the verdicts show rates: a percentage.
-        limit = f"{self.threshold:.1%}" if self.kind == "error_rate" else f"{self.threshold:g}"
-        return f"{subject} {sign} {limit}"
+        """The claim's test in words, e.g. 'ratio > 1' or 'ratio within 10% of 1'."""
+        return self.bound.expectation(rate=self.kind == "error_rate")
 
 
 def parse_selector(where: str, raw: Any) -> Selector:
@@ -196,25 +330,23 @@ def parse_claim(index: int, raw: Any) -> Claim:
     kind = raw.get("kind", "ratio")
     if kind not in KINDS:
         raise ClaimsError(f"{where}.kind: {kind!r}; choose from {KINDS}")
-    direction = raw["direction"]
-    if direction not in DIRECTIONS:
-        raise ClaimsError(f"{where}.direction: {direction!r}; choose from {DIRECTIONS}")
-    threshold = raw.get("threshold", 0.1 if direction == "within" else 1.0)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or threshold <= 0:
-        # An error-rate threshold of 0 could never be refuted by a finite number of calls.
-        raise ClaimsError(f"{where}.threshold: {threshold!r} is not a positive number")
+    # An error-rate limit of 0 could never be refuted by a finite number of calls.
+    bound = parse_bound(where, raw, kind)
     if kind == "ratio" and "denominator" not in raw:
         raise ClaimsError(f"{where}: a ratio claim needs a denominator")
     if kind == "error_rate" and "denominator" in raw:
         raise ClaimsError(f"{where}: an error_rate claim has one group (numerator) only")
-    if kind == "error_rate" and direction == "within":
-        raise ClaimsError(f"{where}.direction: an error rate is greater or less than a rate")
     topology = raw.get("topology", "localhost")
     if topology not in TOPOLOGIES:
         raise ClaimsError(f"{where}.topology: {topology!r}; choose from {TOPOLOGIES}")
     published = raw.get("published")
     if published is not None and not isinstance(published, int | float):
         raise ClaimsError(f"{where}.published: {published!r} is not a number")
+    if bound.about and published is not None and not within_band(published, bound):
+        raise ClaimsError(
+            f"{where}.bound: the seed's own figure {published} is not about {bound.limit:g} "
+            f"within {bound.tolerance:.0%}"
+        )
     pair_by = raw.get("pair_by") or []
     if not isinstance(pair_by, list) or not all(isinstance(p, str) for p in pair_by):
         raise ClaimsError(f"{where}.pair_by: expected a list of parameter names")
@@ -228,8 +360,7 @@ def parse_claim(index: int, raw: Any) -> Claim:
         metric=str(raw["metric"]),
         numerator=parse_selector(f"{where}.numerator", raw["numerator"]),
         denominator=optional_selector(f"{where}.denominator", raw.get("denominator")),
-        direction=direction,
-        threshold=float(threshold),
+        bound=bound,
         kind=kind,
         pair_by=tuple(pair_by),
         published=None if published is None else float(published),
@@ -238,6 +369,11 @@ def parse_claim(index: int, raw: Any) -> Claim:
         published_from=parse_published_from(f"{where}.published_from", raw.get("published_from")),
         **parse_text_fields(where, raw),
     )
+
+
+def within_band(value: float, bound: Bound) -> bool:
+    low, high = bound.edges()
+    return low * (1 - 1e-9) <= value <= high * (1 + 1e-9)
 
 
 def parse_seed_configurations(where: str, raw: Any) -> dict[str, tuple[str, ...]]:

@@ -257,3 +257,160 @@ def paired_ratios(pairs: Sequence[tuple[float, float]]) -> list[float] | None:
     if len(kept) != len(pairs) or any(x <= 0 or y <= 0 for x, y in kept):
         return None
     return [x / y for x, y in kept]
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function (a continued fraction, Lentz's
+    method): the CDF of a Beta(a, b) at x, and through it Student's t and the binomial."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    # The continued fraction converges fast only left of the mode: use the symmetry beyond it.
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - regularized_beta(b, a, 1.0 - x)
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 500):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * result / a
+
+
+def bisect(function: object, target: float, low: float, high: float) -> float:
+    """The x in [low, high] where an increasing `function` reaches `target`."""
+    assert callable(function)
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if function(middle) < target else (low, middle)
+    return (low + high) / 2
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    tail = 0.5 * regularized_beta(df / 2, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+@cache
+def student_t_quantile(probability: float, df: float) -> float:
+    """The t with P(T <= t) = probability, for `df` degrees of freedom."""
+    if probability == 0.5:
+        return 0.0
+    if probability < 0.5:
+        return -student_t_quantile(1 - probability, df)
+    high = 1.0
+    while student_t_cdf(high, df) < probability:
+        high *= 2
+    return bisect(lambda t: student_t_cdf(t, df), probability, 0.0, high)
+
+
+def beta_quantile(probability: float, a: float, b: float) -> float:
+    return bisect(lambda x: regularized_beta(a, b, x), probability, 0.0, 1.0)
+
+
+def paired_log_t_interval(
+    pairs: Sequence[tuple[float, float]], target: float = TARGET_COVERAGE
+) -> Interval | None:
+    """Interval for the factor between two groups measured in the same rounds: Student's t
+    on the per-round log ratios log(x_r / y_r), back on the ratio scale. A drift that moves
+    both groups of a round alike cancels in its ratio, and the spreads of the two groups
+    need not be equal (only the ratio's spread counts), so 3 rounds reach any coverage
+    (t with 2 degrees of freedom). Its coverage is exact when the log ratios are normal:
+    perflab.analysis.simulation checks it on log-normal data with unequal spreads and
+    round effects (tests/test_simulation.py). None with fewer than two rounds or a value
+    that is not positive."""
+    ratios = paired_ratios(pairs)
+    if ratios is None or len(ratios) < 2:
+        return None
+    logs = [math.log(r) for r in ratios]
+    n = len(logs)
+    centre, spread = statistics.fmean(logs), statistics.stdev(logs)
+    half = student_t_quantile(1 - (1 - target) / 2, n - 1) * spread / math.sqrt(n)
+    return Interval(
+        math.exp(centre - half), math.exp(centre + half), target, f"paired t interval of {n} rounds"
+    )
+
+
+def paired_log_mean_ratio(pairs: Sequence[tuple[float, float]]) -> float:
+    """The geometric mean of the per-round ratios, the centre of `paired_log_t_interval`."""
+    ratios = paired_ratios(pairs)
+    if not ratios:
+        return math.nan
+    return math.exp(statistics.fmean(math.log(r) for r in ratios))
+
+
+@dataclass(frozen=True)
+class CellCount:
+    """One cell's calls and how many of them failed."""
+
+    errors: int
+    calls: int
+
+
+def design_effect(cells: Sequence[CellCount]) -> float:
+    """How much clustering within cells inflates the variance of the pooled error rate:
+    1 + (mean calls per cell - 1) x the intraclass correlation, the latter from the
+    between-cell variance (the ANOVA estimator for binary outcomes). Never below 1: with
+    one cell, or no spread between cells, it is 1 (calls as independent trials)."""
+    total = sum(cell.calls for cell in cells)
+    k = len(cells)
+    errors = sum(cell.errors for cell in cells)
+    if k < 2 or total <= k or errors in (0, total):
+        return 1.0
+    rate = errors / total
+    between = sum(c.calls * (c.errors / c.calls - rate) ** 2 for c in cells) / (k - 1)
+    within = sum(c.errors * (1 - c.errors / c.calls) for c in cells) / (total - k)
+    size = (total - sum(c.calls**2 for c in cells) / total) / (k - 1)
+    denominator = between + (size - 1) * within
+    icc = 0.0 if denominator <= 0 else max(0.0, min(1.0, (between - within) / denominator))
+    return max(1.0, 1 + (total / k - 1) * icc)
+
+
+def clustered_error_interval(
+    cells: Sequence[CellCount], confidence: float = TARGET_COVERAGE, correct: bool = True
+) -> Interval:
+    """Interval for an error rate over calls that fail in clusters (a cell's calls share a
+    connection and a server): Korn and Graubard's Clopper-Pearson interval on the effective
+    sample size, the calls divided by the design effect the between-cell variance gives
+    (`design_effect`), shrunk further for the few cells that variance comes from. Failures
+    spread evenly over cells count as calls; failures that come in whole cells count as cells.
+    `correct=False` leaves the clustering out (calls as independent trials), for the
+    simulation suite to show what that costs."""
+    cells = [cell for cell in cells if cell.calls > 0]
+    if not cells:
+        raise ValueError("an error rate needs at least one cell with calls")
+    calls = sum(cell.calls for cell in cells)
+    rate = sum(cell.errors for cell in cells) / calls
+    effect = design_effect(cells) if correct else 1.0
+    size = calls / effect
+    if correct and effect > 1:
+        # Korn and Graubard's degrees-of-freedom step: the variance comes from k cells, so
+        # the effective size shrinks by (z / t with k - 1 degrees of freedom) squared.
+        alpha = (1 - confidence) / 2
+        z = statistics.NormalDist().inv_cdf(1 - alpha)
+        size *= (z / student_t_quantile(1 - alpha, len(cells) - 1)) ** 2
+    hits = rate * size
+    alpha = (1 - confidence) / 2
+    low = 0.0 if hits <= 0 else beta_quantile(alpha, hits, size - hits + 1)
+    high = 1.0 if hits >= size else beta_quantile(1 - alpha, hits + 1, size - hits)
+    how = f"design effect {effect:.1f}" if effect > 1 else "no spread between cells"
+    return Interval(
+        low,
+        high,
+        confidence,
+        f"clustered Clopper-Pearson interval over {calls} calls in {len(cells)} cells ({how})",
+    )

@@ -25,11 +25,11 @@ effect is the drift a claim's effect really carries.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim
-from perflab.analysis.intervals import hodges_lehmann_ratio
+from perflab.analysis.intervals import hodges_lehmann_ratio, paired_log_t_interval
 from perflab.analysis.verdicts import Judging, judging_from_noise_floor
 from perflab.contract.cell import AA_PARAM
 
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     from perflab.analysis.run import Run
 
+# The coverage of the A/A interval whose far end sets a metric's margin.
+NOISE_COVERAGE = 0.90
 # Columns that say which cell a row is, not which configuration.
 NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "status", AA_PARAM}
 
@@ -54,6 +56,9 @@ class KindFloor:
     floor: float
     # The metric whose A/A effect is the largest.
     widest_metric: str
+    # Each metric's own margin: the far end of its A/A ratio's 90% paired t interval over
+    # the rounds (the drift with its uncertainty), |log| back as a factor - 1.
+    per_metric: dict[str, float] = field(default_factory=dict)
 
     def kind(self) -> str:
         return f"{self.client} on {self.study}"
@@ -69,15 +74,23 @@ class NoiseFloor:
     def widest(self) -> KindFloor | None:
         return max(self.kinds, key=lambda kind: kind.floor, default=None)
 
-    def judging_by_study(self) -> dict[str, Judging]:
-        """Each study's decision margin, from its own kind of client's floor."""
-        return {
-            kind.study: judging_from_noise_floor(
+    def judging_by_study(self) -> dict[str | tuple[str, str], Judging]:
+        """Each study's decision margin, from its own kind of client's floor, and under
+        (study, metric) each metric's own (a claim on that metric is judged with it,
+        perflab.analysis.adaptive.judging_of): never another metric's noise."""
+        found: dict[str | tuple[str, str], Judging] = {}
+        for kind in self.kinds:
+            found[kind.study] = judging_from_noise_floor(
                 kind.floor,
                 f"its A/A cells ({kind.kind()}, {kind.widest_metric} over {kind.rounds} rounds)",
             )
-            for kind in self.kinds
-        }
+            for metric, margin in kind.per_metric.items():
+                found[(kind.study, metric)] = judging_from_noise_floor(
+                    margin,
+                    f"its A/A cells ({kind.kind()}, {metric}: the far end of the A/A ratio's "
+                    f"90% interval over {kind.rounds} rounds)",
+                )
+        return found
 
     def judging(self) -> Judging:
         widest = self.widest
@@ -110,6 +123,10 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         str(metric): abs(math.log(hodges_lehmann_ratio(list(part["a"]), list(part["b"]))))
         for metric, part in both.groupby(level="metric")
     }
+    per_metric = {
+        str(metric): metric_margin(list(zip(part["a"], part["b"], strict=True)))
+        for metric, part in both.groupby(level="metric")
+    }
     metric = max(drift, key=lambda m: drift[m])
     return KindFloor(
         study=study,
@@ -119,7 +136,18 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         rounds=len(set(both.index.get_level_values("repeat"))),
         floor=math.expm1(drift[metric]),
         widest_metric=metric,
+        per_metric=per_metric,
     )
+
+
+def metric_margin(pairs: list[tuple[float, float]]) -> float:
+    """One metric's A/A drift with its uncertainty: the far end of the 90% paired t interval
+    of copy a over copy b across rounds, as a factor - 1 (the point drift, with fewer than 3
+    rounds: no interval to take the end of)."""
+    interval = paired_log_t_interval(pairs, NOISE_COVERAGE) if len(pairs) >= 3 else None
+    if interval is None:
+        return math.expm1(abs(math.log(hodges_lehmann_ratio(*zip(*pairs, strict=True)))))
+    return math.expm1(max(abs(math.log(interval.low)), abs(math.log(interval.high))))
 
 
 def configuration(rows: pd.DataFrame) -> str:

@@ -254,13 +254,25 @@ def seed_grid(claim: Claim, rows: pd.DataFrame) -> dict[str, tuple[str, ...]]:
 def with_seed_configurations(claims: list[Claim], rows: pd.DataFrame) -> list[Claim]:
     """Each claim with the seed's configuration grid filled in from the reference tables
     (claims.yml may state its own, which is kept), so every verdict can say how much of
-    the seed a run covers."""
+    the seed a run covers, and with the seed's figure per configuration (a configuration
+    whose figure sits inside the run's noise is expected at its threshold)."""
     return [
-        claim
-        if claim.seed_configurations
-        else dataclasses.replace(claim, seed_configurations=seed_grid(claim, rows))
+        dataclasses.replace(
+            claim,
+            seed_configurations=claim.seed_configurations or seed_grid(claim, rows),
+            seed_figures=seed_figures(claim, rows),
+        )
         for claim in claims
     ]
+
+
+def seed_figures(claim: Claim, rows: pd.DataFrame) -> dict[tuple[str, ...], float]:
+    """The seed's figure per configuration, keyed as the verdicts key a configuration (the
+    claim's pair_by values as text), where the figures are per the claim's own pair_by."""
+    source = claim.published_from
+    if source is None or (source.pair_by is not None and source.pair_by != claim.pair_by):
+        return {}
+    return figures(claim, rows)
 
 
 def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:

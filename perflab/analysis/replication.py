@@ -67,7 +67,7 @@ class Replication:
     # The run's A/A drift per kind of client (none: no A/A cells) ...
     noise: NoiseFloor = NoiseFloor(())
     # ... and the margin each study's own floor set.
-    by_study: dict[str, Judging] = field(default_factory=dict)
+    by_study: dict[str | tuple[str, str], Judging] = field(default_factory=dict)
     # The looks the run took (its adaptive.json); None: every claim judged on the base rounds.
     ledger: Ledger | None = None
     # The studies the run has cells of; None: not known, every claim is listed.
@@ -90,12 +90,15 @@ class Replication:
         if not self.by_study:
             return self.judging.sentence()
         margins = "; ".join(
-            f"{study} {judging.margin:.0%}" for study, judging in sorted(self.by_study.items())
+            f"{'/'.join(key) if isinstance(key, tuple) else key} {judging.margin:.0%}"
+            for key, judging in sorted(self.by_study.items(), key=lambda item: str(item[0]))
+            if isinstance(key, tuple)
         )
         return (
-            f"Decision margin per study, each from its own A/A cells (never below "
-            f"{MIN_MARGIN:.0%}): {margins}; {self.judging.margin:.0%} for a study without A/A "
-            f"cells. A decided verdict clears its threshold by its study's margin with an "
+            f"Decision margin per study and metric, each from that metric's own A/A cells (the "
+            f"far end of its A/A ratio's 90% interval, never below {MIN_MARGIN:.0%}): "
+            f"{margins}; {self.judging.margin:.0%} for a metric without A/A cells. A decided "
+            f"verdict clears its threshold by its metric's margin with an "
             f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
             "wholly inside the margin zone is 'at its threshold'."
         )
@@ -167,16 +170,16 @@ def replicate(
     judging: Judging | None = None,
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
-    or those of the run `against` (e.g. a second run of the same commit); both judged with
-    one `judging` (its margin), so they differ only by their data. Without a `judging` the
-    margin is the one this run's noise floor sets (its A/A cells, measured over every
-    claim's metrics, so a study page and the index judge alike). The reference run is read
-    with the run's claim-frame hooks."""
+    or those of the run `against` names (e.g. a second run of the same commit); with a
+    `judging` given both are judged with it. Without one each run is judged with the margins
+    its own A/A cells set per metric (perflab.analysis.noise), the margins its own index
+    uses, so a run's verdicts do not depend on which view judges it."""
     reference_dir = Path(reference_dir)
     claims = reference_claims(reference_dir)
     noise = noise_floor(run, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
-    by_study = {} if judging is not None else noise.judging_by_study()
+    given = judging is not None
+    by_study = {} if given else noise.judging_by_study()
     judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
@@ -186,7 +189,15 @@ def replicate(
         folder = reference_run(run, reference_dir)
         other = read(folder, run.hooks) if folder is not None and claims else None
     compared = other is not None and bool(claims)
-    theirs = judge_run_looks(other, claims, judging, by_study) if compared else None
+    # Each run is judged with the margins its own A/A cells set, whichever view asks: the
+    # index of a run and `verdicts --against` it then agree (issue 26, item 6).
+    theirs = (
+        judge_run_looks(
+            other, claims, judging, {} if given else noise_floor(other, claims).judging_by_study()
+        )
+        if compared
+        else None
+    )
     return Replication(
         run.run_id,
         verdicts,
@@ -252,6 +263,40 @@ def short(verdict: Verdict | None) -> str:
     return f"{verdict.verdict}, {format_effect(verdict.claim, verdict.effect)}"
 
 
+def conclusion_of(claim: Claim) -> str:
+    """The seed conclusion a claim reads: its id on the current stack, and of a method pair
+    the id of the steady-method claim (the same conclusion judged on the seed's method and a
+    library stack are readings of it, not findings of their own)."""
+    base = claim.stack_of or claim.id
+    sibling = claim.sibling.removesuffix("-seed-stack") if claim.sibling else ""
+    if sibling and claim.method == "seed":
+        return sibling
+    return base
+
+
+def conclusions_sentence(verdicts: list[Verdict], judging: Judging) -> str:
+    """How many seed conclusions the readings are, how they came out, and what the counts
+    control: the error per reading, not over the family of conclusions."""
+    groups: dict[str, set[str]] = {}
+    for verdict in verdicts:
+        groups.setdefault(conclusion_of(verdict.claim), set()).add(verdict.verdict)
+    every = Counter(next(iter(found)) for found in groups.values() if len(found) == 1)
+    mixed = sum(len(found) > 1 for found in groups.values())
+    decided = sum(v.verdict in (HOLDS, FAILS) for v in verdicts)
+    side = (1 - judging.coverage) / 2
+    return (
+        f"These {len(verdicts)} readings are {len(groups)} seed conclusions (a conclusion's "
+        f"readings: the seed's method and a steadier one, the library stack it ran): "
+        f"{every[HOLDS]} hold in every reading, {every[FAILS]} do not hold in every reading, "
+        f"{mixed} differ between readings, {len(groups) - every[HOLDS] - every[FAILS] - mixed}"
+        f" are undecided or not measured in every reading. Multiplicity: no correction "
+        f"across conclusions; each reading's decision errs by chance with at most "
+        f"{side:.0%} per side (a per-reading rate at {percent(judging.coverage)} coverage, "
+        f"neither a false-discovery nor a family-wise rate), so of the {decided} decided "
+        f"readings about {decided * side:.0f} could be chance."
+    )
+
+
 def tally(verdicts: list[Verdict]) -> str:
     """e.g. '12 hold, 3 do not hold, 5 inconclusive, 2 not measured' (zero counts left out)."""
     counts = Counter(v.verdict for v in verdicts)
@@ -289,6 +334,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
+        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging))}</p>",
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
         noise_html(replication.noise, replication.by_study),
         f"<p>{html.escape(looks_sentence(replication))}</p>",
@@ -446,7 +492,7 @@ EFFECTS = (
 )
 
 
-def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
+def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]) -> str:
     """The run's noise floor per kind of client, and the margin it set for its study; '' for
     a run without A/A cells (the margin sentence says so)."""
     if not noise.kinds:
@@ -461,7 +507,11 @@ def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
                 ", ".join(kind.metrics),
                 str(kind.rounds),
                 f"{kind.floor:.1%}",
-                f"{by_study[kind.study].margin:.0%}" if kind.study in by_study else "",
+                ", ".join(
+                    f"{metric} {by_study[(kind.study, metric)].margin:.0%}"
+                    for metric in kind.metrics
+                    if (kind.study, metric) in by_study
+                ),
             )
         )
         + "</tr>"
@@ -475,7 +525,7 @@ def noise_html(noise: NoiseFloor, by_study: dict[str, Judging]) -> str:
             "metrics",
             "rounds",
             "noise floor",
-            "its study's margin",
+            "margin per metric",
         )
     )
     return (
@@ -572,7 +622,6 @@ def forest_rows(replication: Replication) -> list[dict[str, object]]:
         if pair is None:
             continue
         interval = pair.interval
-        band = claim.direction == "within"
         rows.append(
             {
                 "seed": claim.seed.split("_")[0],
@@ -581,9 +630,10 @@ def forest_rows(replication: Replication) -> list[dict[str, object]]:
                 "effect": pair.effect,
                 "low": interval.low if interval else None,
                 "high": interval.high if interval else None,
-                "thresholds": (
-                    (1 / (1 + claim.threshold), 1 + claim.threshold) if band else (claim.threshold,)
-                ),
+                # The edges the claim's bound tests against at this run's margin.
+                "thresholds": claim.bound.edges(verdict.judging.margin)
+                if claim.kind != "error_rate"
+                else claim.bound.edges(),
                 "published": claim.published,
                 "colour": COLOURS[verdict.verdict],
                 "verdict": verdict.verdict,

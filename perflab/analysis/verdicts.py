@@ -5,27 +5,28 @@ For each claim (perflab.analysis.claims) the engine picks the run's cells of bot
 configuration named by `pair_by`, and computes the effect with an interval whose coverage is
 what its method gives for the repeats at hand (perflab.analysis.intervals):
 
-- a ratio, where both groups ran one cell in each of the same rounds and the rounds can reach
-  the deciding coverage (5 rounds for 90%): paired within rounds, the median of the per-round
-  ratios inside their exact sign interval (a drift from round to round cancels in each ratio);
+- a ratio, where both groups ran one cell in each of the same rounds: paired within rounds,
+  the geometric mean of the per-round ratios inside Student's t interval of their logs (a
+  drift from round to round cancels in each ratio; the two groups' spreads need not match);
 - a ratio otherwise: the Hodges-Lehmann factor (median of the pairwise ratios) inside the
   exact Moses (Mann-Whitney) interval it is the centre of;
-- an error rate: the mean rate per cell inside a Chernoff-Hoeffding interval over cells,
-  each cell one trial (calls within a cell share a connection, their failures cluster).
+- an error rate: errors over calls inside a Clopper-Pearson interval on the calls divided
+  by the design effect the between-cell variance gives (failures cluster within a cell).
 
-A configuration is decided only when its interval has at least `Judging.coverage` and
-clears the threshold by `Judging.margin` (the run-to-run drift within-run intervals cannot
-see; never below MIN_MARGIN), on either side, "within" claims included. An interval lying
-wholly inside that margin zone is "at its threshold": more repeats would narrow it, not move
-it clear, a finding rather than a shrug.
+A configuration is decided by perflab.analysis.decisions from its interval and the claim's
+bound (stated before the data, claims.yml `bound`), with `Judging.margin` (the run-to-run
+drift within-run intervals cannot see; never below MIN_MARGIN) widening what a decision
+must clear, never narrowing an equivalence band. A configuration whose seed figure sits
+inside that noise is expected to be at its threshold, and is named so.
 
 A claim holds when every configuration holds (each must, so no correction for their number
 is needed). It does not hold when one configuration refutes it alone with the coverage a
 Bonferroni correction for the claim's number of configurations asks (1 - (1 - coverage) / k),
 or when every configuration does not hold (the chance that all of them mislead is at most
 that of any one). It is at its threshold when every configuration holds or is at its
-threshold, and inconclusive otherwise. Nothing here knows a study: a study may add derived
-metrics through its claim-frame hook (perflab.analysis.run).
+threshold (it holds where those at their threshold are all expected so and one holds), and
+inconclusive otherwise. Nothing here knows a study: a study may add derived metrics through
+its claim-frame hook (perflab.analysis.run).
 """
 
 from __future__ import annotations
@@ -35,16 +36,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.claims import ANY_TOPOLOGY, Claim, ClaimsError, Selector
+from perflab.analysis.claims import ANY_TOPOLOGY, DIRECTION, Claim, ClaimsError, Selector
+from perflab.analysis.decisions import (
+    AT_THRESHOLD,
+    DECIDING_COVERAGE,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    at_threshold_expected,
+    decide,
+    percent,
+)
+from perflab.analysis.decisions import VERDICTS as VERDICTS  # the page's order, re-exported
 from perflab.analysis.intervals import (
     TARGET_COVERAGE,
+    CellCount,
     Interval,
-    clustered_rate_interval,
+    clustered_error_interval,
     highest_ratio_coverage,
-    highest_sign_coverage,
     hodges_lehmann_ratio,
-    paired_ratio_effect,
-    paired_ratio_interval,
+    paired_log_mean_ratio,
+    paired_log_t_interval,
     ratio_interval,
 )
 from perflab.contract import params
@@ -53,19 +66,14 @@ from perflab.contract.bounds import FLOORED_METRICS
 if TYPE_CHECKING:
     import pandas as pd
 
-HOLDS = "holds"
-FAILS = "does not hold"
-AT_THRESHOLD = "at its threshold"
-INCONCLUSIVE = "inconclusive"
-NOT_MEASURED = "not measured"
-VERDICTS = (HOLDS, FAILS, AT_THRESHOLD, INCONCLUSIVE, NOT_MEASURED)
-# 3 vs 3 repeats give an exact 90% interval at most; fewer repeats cannot decide a ratio.
-DECIDING_COVERAGE = 0.90
 # A decided verdict must clear its threshold by at least this factor, on either side.
 # Within-run intervals cannot see run-to-run drift: two quick runs of one commit gave 1.13
 # and 0.79 for one ratio (issue 12). A run that measures its own noise floor (A/A cells)
 # may ask for more (`judging_from_noise_floor`), never for less.
 MIN_MARGIN = 0.10
+# Rounds a paired interval needs: Student's t on 2 rounds has one degree of freedom, its
+# spread a single difference; from 3 rounds the simulation suite checks its coverage.
+MIN_PAIRED_ROUNDS = 3
 # The count of calls an error rate is taken over (ghz's `count`: successful and failed).
 CALLS_METRIC = "count"
 DEFAULT_MARGIN_SOURCE = (
@@ -82,10 +90,16 @@ class Judging:
     margin: float = MIN_MARGIN
     source: str = DEFAULT_MARGIN_SOURCE
     coverage: float = DECIDING_COVERAGE
+    # The least margin allowed: MIN_MARGIN for a run; the simulation suite (perflab.analysis
+    # .simulation) also checks the intervals with no margin at all.
+    floor: float = MIN_MARGIN
+    # False removes the corrections (pairing within rounds, clustering of errors) for the
+    # simulation suite to show that it then fails; a run is always judged with them.
+    corrections: bool = True
 
     def __post_init__(self) -> None:
-        if not self.margin >= MIN_MARGIN:
-            raise ValueError(f"a decision margin of {self.margin!r} is below {MIN_MARGIN:.0%}")
+        if not self.margin >= self.floor:
+            raise ValueError(f"a decision margin of {self.margin!r} is below {self.floor:.0%}")
 
     def sentence(self) -> str:
         return (
@@ -109,15 +123,6 @@ def judging_from_noise_floor(floor: float | None, measured_on: str = "") -> Judg
     return Judging(floor, f"the run's noise floor, measured on {measured_on or 'its A/A cells'}")
 
 
-def percent(coverage: float) -> str:
-    """A coverage as the verdicts state it: whole percent rounded down, a tenth where the
-    whole percent would hide a difference (97.5% needed is not 97%)."""
-    whole = math.floor(coverage * 100 + 1e-9)
-    if abs(coverage * 100 - whole) < 1e-9:
-        return f"{whole:.0f}%"
-    return f"{math.floor(coverage * 1000 + 1e-9) / 10:.1f}%"
-
-
 @dataclass(frozen=True)
 class PairResult:
     """One configuration of a claim (one value of its pair_by parameters)."""
@@ -137,6 +142,8 @@ class PairResult:
     alone_reason: str = ""
     # Its ratio was paired within rounds (RatioMethod), not taken over every pair of cells.
     paired: bool = False
+    # The seed's own figure here sits inside the run's noise (decisions.at_threshold_expected).
+    expected_at_threshold: bool = False
 
     def where(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.key.items())
@@ -280,108 +287,10 @@ def describe_comparison(claim: Claim) -> str:
     return f"{text} ({', '.join(shared)})" if shared else text
 
 
-def decide(
-    interval: Interval | None,
-    direction: str,
-    threshold: float,
-    numerator_floor: bool = False,
-    denominator_floor: bool = False,
-    margin: float = MIN_MARGIN,
-    coverage: float = DECIDING_COVERAGE,
-) -> tuple[str, str]:
-    """Verdict and reason for one configuration.
-
-    `*_floor` says a side's figures are lower bounds (a rate above the load generator's
-    effective ceiling), so the true ratio may be higher (numerator) or lower (denominator)
-    than measured, and only the decision that such a shift cannot overturn is kept.
-    """
-    if interval is None:
-        return INCONCLUSIVE, "too few repeats for an interval"
-    if interval.coverage < coverage - 1e-9:
-        return INCONCLUSIVE, (
-            f"the repeats give only a {interval.label()}, below the {percent(coverage)} needed "
-            "to decide"
-        )
-    if direction == "within":
-        if numerator_floor or denominator_floor:
-            return INCONCLUSIVE, "a side is bound by the load generator"
-        return decide_within(interval, threshold, 1 + margin)
-    return decide_one_sided(
-        interval,
-        direction,
-        threshold,
-        1 + margin,
-        numerator_floor or denominator_floor,
-        (numerator_floor, denominator_floor),
-    )
-
-
-def decide_one_sided(
-    interval: Interval,
-    direction: str,
-    threshold: float,
-    widen: float,
-    any_floor: bool,
-    floors: tuple[bool, bool],
-) -> tuple[str, str]:
-    clear = f"{widen - 1:.0%} clear of it"
-    above = interval.low >= threshold * widen
-    below = interval.high <= threshold / widen
-    # A floor on the numerator can only raise the true ratio, on the denominator only lower it.
-    if floors[0] and below:
-        return INCONCLUSIVE, "below the threshold, but the numerator is a lower bound"
-    if floors[1] and above:
-        return INCONCLUSIVE, "above the threshold, but the denominator is a lower bound"
-    if (direction == "greater" and above) or (direction == "less" and below):
-        return HOLDS, f"the whole interval lies on the claimed side, {clear}"
-    if (direction == "greater" and below) or (direction == "less" and above):
-        return FAILS, f"the whole interval lies on the other side, {clear}"
-    zone = f"the {widen - 1:.0%} zone around the threshold"
-    if inside([(threshold / widen, threshold * widen)], interval):
-        if any_floor:
-            return INCONCLUSIVE, f"the interval lies within {zone}, but a side is a lower bound"
-        return AT_THRESHOLD, (
-            f"the whole interval lies within {zone}: more repeats would narrow it, not move it "
-            "clear"
-        )
-    if interval.low <= threshold <= interval.high:
-        return INCONCLUSIVE, f"the interval reaches across the threshold and out of {zone}"
-    return INCONCLUSIVE, f"the interval reaches into {zone} and out of it"
-
-
-def decide_within(interval: Interval, band: float, widen: float) -> tuple[str, str]:
-    """A 'within' claim: the factor lies in [1 / (1 + band), 1 + band]. It holds only with
-    the interval `widen` inside both edges, and fails only with it `widen` outside one."""
-    low_edge, high_edge = 1 / (1 + band), 1 + band
-    margin = f"{widen - 1:.0%}"
-    if low_edge * widen <= interval.low and interval.high <= high_edge / widen:
-        return HOLDS, f"the whole interval lies inside the band, {margin} clear of its edges"
-    if interval.high <= low_edge / widen or interval.low >= high_edge * widen:
-        return FAILS, f"the whole interval lies outside the band, {margin} clear of it"
-    zones = [(low_edge / widen, low_edge * widen), (high_edge / widen, high_edge * widen)]
-    if inside(zones, interval):
-        narrow = (
-            f" (a band of {band:.0%} is no wider than the margin: this claim can at best be at "
-            "its threshold)"
-            if low_edge * widen >= high_edge / widen - 1e-12
-            else ""
-        )
-        return AT_THRESHOLD, (
-            f"the whole interval lies within {margin} of the band's edge: more repeats would "
-            f"narrow it, not move it clear{narrow}"
-        )
-    return INCONCLUSIVE, f"the interval reaches the band's edge or lies within {margin} of it"
-
-
-def inside(zones: list[tuple[float, float]], interval: Interval) -> bool:
-    """Whether the interval lies within one zone, zones that overlap counting as one."""
-    merged: list[list[float]] = []
-    for low, high in sorted(zones):
-        if merged and low <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], high)
-        else:
-            merged.append([low, high])
-    return any(low <= interval.low and interval.high <= high for low, high in merged)
+def margin_for(claim: Claim, judging: Judging) -> float:
+    """The noise margin a claim's verdicts clear: the run's for a ratio; none for an error
+    rate, whose interval carries the spread between cells itself."""
+    return 0.0 if claim.kind == "error_rate" else judging.margin
 
 
 def needed_alone(judging: Judging, configurations: int) -> float:
@@ -404,9 +313,7 @@ def refutation_alone(
         return True, ""
     need = needed_alone(judging, configurations)
     interval = interval_at(max(need, TARGET_COVERAGE))
-    verdict, _ = decide(
-        interval, claim.direction, claim.threshold, margin=judging.margin, coverage=need
-    )
+    verdict, _ = decide(interval, claim.bound, margin_for(claim, judging), need)
     among = f"one of {configurations} configurations needs a {percent(need)} interval alone"
     if interval is None or interval.coverage < need - 1e-9:
         return False, f"{among} (Bonferroni), {reach}"
@@ -521,12 +428,12 @@ def judge_ratio(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[Pai
 
 @dataclass(frozen=True)
 class RatioMethod:
-    """How one configuration's two groups are compared. Paired within rounds (the sign
-    interval of the per-round ratios) where every round ran one cell of each and the rounds
-    can reach the coverage asked for; else unpaired (the Moses interval of all pairwise
-    ratios, which n vs m repeats take further: 5 rounds reach 93.75% paired, 99.2%
-    unpaired). The choice rests on which rounds ran and the coverage asked, never on the
-    values."""
+    """How one configuration's two groups are compared. Paired within rounds (Student's t
+    on the per-round log ratios: a round's drift cancels, the two spreads need not be equal,
+    3 rounds reach any coverage; its coverage is checked by perflab.analysis.simulation)
+    where every round ran one cell of each; else unpaired (the exact Moses interval of all
+    pairwise ratios, which assumes the groups differ by a factor only). The choice rests on
+    which rounds ran, never on the values."""
 
     xs: list[float]
     ys: list[float]
@@ -535,24 +442,27 @@ class RatioMethod:
     # The coverage the configuration's verdict needs (Judging.coverage).
     deciding: float
 
-    def pairs_at(self, need: float) -> bool:
-        return self.rounds is not None and highest_sign_coverage(len(self.rounds)) >= need - 1e-9
+    # False: never pair (the simulation suite's "correction removed").
+    pairing: bool = True
 
     @property
     def paired(self) -> bool:
-        return self.pairs_at(self.deciding)
+        return self.pairing and self.rounds is not None and len(self.rounds) >= MIN_PAIRED_ROUNDS
 
     def interval(
         self, target: float = TARGET_COVERAGE, need: float | None = None
     ) -> Interval | None:
-        """Aiming at `target`, by the method that can give `need` (default: `target`)."""
-        if self.rounds is not None and self.pairs_at(target if need is None else need):
-            return paired_ratio_interval(self.rounds, target)
+        """Aiming at `target` (`need` is kept for callers: the paired t interval reaches
+        any coverage, so paired it is the target's)."""
+        if self.paired:
+            assert self.rounds is not None
+            return paired_log_t_interval(self.rounds, target)
         return ratio_interval(self.xs, self.ys, target)
 
     def effect(self) -> float:
-        if self.rounds is not None and self.paired:
-            return paired_ratio_effect(self.rounds)
+        if self.paired:
+            assert self.rounds is not None
+            return paired_log_mean_ratio(self.rounds)
         return hodges_lehmann_ratio(self.xs, self.ys)
 
     def reach(self) -> str:
@@ -578,7 +488,7 @@ def ratio_method(sides: tuple[pd.DataFrame, pd.DataFrame], judging: Judging) -> 
     )
     rounds = sorted(by_round[0])
     paired = [(by_round[0][r], by_round[1][r]) for r in rounds] if pairs_up else None
-    return RatioMethod(xs, ys, paired, judging.coverage)
+    return RatioMethod(xs, ys, paired, judging.coverage, judging.corrections)
 
 
 def ratio_pair(
@@ -594,13 +504,17 @@ def ratio_pair(
     interval = method.interval(max(TARGET_COVERAGE, judging.coverage), judging.coverage)
     verdict, reason = decide(
         interval,
-        claim.direction,
-        claim.threshold,
-        lower_bounds(num),
-        lower_bounds(den),
+        claim.bound,
         judging.margin,
         judging.coverage,
+        (lower_bounds(num), lower_bounds(den)),
     )
+    if interval is None or interval.coverage < judging.coverage - 1e-9:
+        # Not the data's doing: these repeats cannot give the coverage at any values.
+        reason = (
+            f"undecidable by this design (needs {MIN_PAIRED_ROUNDS} rounds with one cell of "
+            f"each group in every round, or more repeats: {method.reach()})"
+        )
     alone, why = False, ""
     if verdict == FAILS:
         alone, why = refutation_alone(
@@ -622,6 +536,9 @@ def ratio_pair(
         refutes_alone=alone,
         alone_reason=why,
         paired=method.paired,
+        expected_at_threshold=at_threshold_expected(
+            claim.bound, claim.seed_figures.get(key), judging.margin
+        ),
     )
 
 
@@ -637,44 +554,41 @@ def natural(key: tuple[str, ...]) -> tuple[tuple[float, str], ...]:
 
 
 def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[PairResult]:
-    """The mean error rate per cell, each selected cell one trial, failed cells included
-    (errors are data); the interval allows for failures clustering within a cell."""
+    """The error rate over calls, failed cells included (errors are data), in an interval
+    that allows for failures clustering within a cell (intervals.clustered_error_interval)."""
     rows = select(frame[frame["metric"].isin([claim.metric, CALLS_METRIC])], claim.numerator)
     groups = values_by_pair(claim, "numerator", rows, pooled=True)
     results = []
     for key, part in sorted(groups.items(), key=lambda item: natural(item[0])):
-        rates, errors, calls = cell_rates(claim, part)
-        if not rates:
+        cells = cell_counts(claim, part)
+        if not cells:
             continue
-        interval = clustered_rate_interval(rates, max(TARGET_COVERAGE, judging.coverage))
-        verdict, reason = decide(
-            interval,
-            claim.direction,
-            claim.threshold,
-            margin=judging.margin,
-            coverage=judging.coverage,
+        errors, calls = sum(c.errors for c in cells), sum(c.calls for c in cells)
+        interval = clustered_error_interval(
+            cells, max(TARGET_COVERAGE, judging.coverage), judging.corrections
         )
+        verdict, reason = decide(interval, claim.bound, 0.0, judging.coverage)
         alone, why = False, ""
         if verdict == FAILS:
             alone, why = refutation_alone(
                 claim,
-                lambda target, r=rates: clustered_rate_interval(r, target),
+                lambda target, c=cells: clustered_error_interval(c, target, judging.corrections),
                 len(groups),
                 judging,
                 "",
             )
-        with_errors = sum(rate > 0 for rate in rates)
+        with_errors = sum(c.errors > 0 for c in cells)
         results.append(
             PairResult(
                 key=dict(zip(claim.pair_by, key, strict=True)),
-                effect=sum(rates) / len(rates),
+                effect=errors / calls,
                 interval=interval,
                 verdict=verdict,
                 reason=(
-                    f"errors in {with_errors} of {len(rates)} cells ({errors} of {calls} "
-                    f"calls), each cell one trial; {reason}"
+                    f"errors in {with_errors} of {len(cells)} cells ({errors} of {calls} "
+                    f"calls); {reason}"
                 ),
-                n_numerator=len(rates),
+                n_numerator=len(cells),
                 n_denominator=0,
                 cell_ids=tuple(sorted(part["cell_id"].unique())),
                 refutes_alone=alone,
@@ -684,17 +598,16 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> lis
     return results
 
 
-def cell_rates(claim: Claim, part: pd.DataFrame) -> tuple[list[float], int, int]:
-    """Each cell's error rate (cells with calls only), and the errors and calls in all."""
-    rates, errors, calls = [], 0, 0
+def cell_counts(claim: Claim, part: pd.DataFrame) -> list[CellCount]:
+    """Each cell's calls and errors (cells with calls only)."""
+    cells = []
     for _, cell in part.groupby("cell_id", sort=True):
         total = int(cell.loc[cell["metric"] == CALLS_METRIC, "value"].sum())
         # ghz writes an errors_<code> metric only for codes it saw: no row is zero errors.
         failed = int(cell.loc[cell["metric"] == claim.metric, "value"].sum())
         if total > 0:
-            rates.append(failed / total)
-            errors, calls = errors + failed, calls + total
-    return rates, errors, calls
+            cells.append(CellCount(failed, total))
+    return cells
 
 
 def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
@@ -702,16 +615,17 @@ def weakest(pairs: list[PairResult], verdict: str, claim: Claim) -> PairResult:
     every configuration the one whose interval comes closest to, or reaches furthest past,
     the threshold (a configuration with no interval at all first); otherwise the first."""
     candidates = [pair for pair in pairs if pair.verdict == verdict] or list(pairs)
-    if claim.direction == "within" or verdict == AT_THRESHOLD:
+    if claim.bound.test != DIRECTION or verdict == AT_THRESHOLD:
         return candidates[0]
+    limit = claim.bound.limit
 
     def margin(pair: PairResult) -> float:
         if pair.interval is None:
             return -math.inf
         low, high = pair.interval.low, pair.interval.high
         if (claim.direction == "greater") == (verdict != FAILS):
-            return low / claim.threshold if low > 0 else -math.inf
-        return claim.threshold / high if high > 0 else math.inf
+            return low / limit if low > 0 else -math.inf
+        return limit / high if high > 0 else math.inf
 
     return min(candidates, key=margin)
 
@@ -730,8 +644,7 @@ def combine(claim: Claim, pairs: list[PairResult], judging: Judging) -> tuple[st
         pair = weakest(pairs, HOLDS, claim)
         return HOLDS, pair.reason, pair
     if verdicts <= {HOLDS, AT_THRESHOLD}:
-        pair = weakest(pairs, AT_THRESHOLD, claim)
-        return AT_THRESHOLD, pair.reason, pair
+        return at_threshold(claim, pairs)
     failing = [p for p in pairs if p.verdict == FAILS]
     pair = weakest(pairs, INCONCLUSIVE, claim) if INCONCLUSIVE in verdicts else failing[0]
     reason = pair.reason if pair.verdict == INCONCLUSIVE else ""
@@ -744,6 +657,25 @@ def combine(claim: Claim, pairs: list[PairResult], judging: Judging) -> tuple[st
             f"{failing[0].alone_reason}"
         )
     return INCONCLUSIVE, reason, pair
+
+
+def at_threshold(claim: Claim, pairs: list[PairResult]) -> tuple[str, str, PairResult]:
+    """Every configuration holds or is at its threshold. Where each one at its threshold is
+    one whose seed figure sits inside the noise too, that is the seed's own finding: the
+    claim holds if any configuration does, and is at its threshold as expected if none does."""
+    level = [pair for pair in pairs if pair.verdict == AT_THRESHOLD]
+    pair = weakest(pairs, AT_THRESHOLD, claim)
+    if not all(p.expected_at_threshold for p in level):
+        return AT_THRESHOLD, pair.reason, pair
+    where = ", ".join(p.where() or "its configuration" for p in level)
+    expected = (
+        f"at {where} the seed's own figure sits inside the noise too, so 'at its threshold' "
+        "is what a faithful replication gives there"
+    )
+    if len(level) == len(pairs):
+        return AT_THRESHOLD, f"{pair.reason}; as expected: {expected}", pair
+    held = weakest(pairs, HOLDS, claim)
+    return HOLDS, f"{held.reason}; {expected}", held
 
 
 def judge(

@@ -1,0 +1,120 @@
+"""A claim's power under a design, said before measuring: the chance the design returns
+"holds" when the true effect is the seed's published figure, and "does not hold" at the
+null (`null_effect`: an effect as far on the wrong side as the seed's is on the right).
+
+Computed by Monte Carlo through the real rule: per trial, `rounds` per-round log ratios
+drawn with the spread of the claim's metric (the reference run's, per round), the paired t
+interval the engine uses (perflab.analysis.intervals) and perflab.analysis.decisions.decide
+with the margin. The index (which claims27 renders) and the adaptive planner call
+`claim_power`; `rounds_for` says how many rounds reach a target.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from perflab.analysis.claims import BAND, DIRECTION, Bound
+from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS, decide
+from perflab.analysis.intervals import TARGET_COVERAGE, paired_log_t_interval
+
+TRIALS = 2000
+
+
+@dataclass(frozen=True)
+class Power:
+    """P(holds | true effect = published) and P(does not hold | null) for one design."""
+
+    holds: float
+    refutes: float
+    rounds: int
+    # The Monte Carlo standard error of either share (the larger).
+    error: float
+
+    def sentence(self) -> str:
+        return (
+            f"power at {self.rounds} rounds: {self.holds:.0%} 'holds' at the seed's figure, "
+            f"{self.refutes:.0%} 'does not hold' at the null (+/- {self.error:.0%})"
+        )
+
+
+def null_effect(bound: Bound, published: float, margin: float) -> float:
+    """An effect at which the claim is false by as much as the seed says it is true: for a
+    direction (or not_worse) the seed's figure mirrored across the limit; for "about N" no
+    difference (1) where that lies outside the band, else the point a margin past its far
+    edge; for "within" a margin past the band's upper edge."""
+    if bound.test != BAND:
+        return bound.limit**2 / published
+    low, high = bound.edges(margin)
+    if bound.about and not low <= 1.0 <= high:
+        return 1.0
+    return (high if published <= bound.limit else low) * (1 + max(margin, 0.01)) ** (
+        1 if published <= bound.limit else -1
+    )
+
+
+def decided_share(
+    bound: Bound,
+    effect: float,
+    sigma: float,
+    rounds: int,
+    margin: float,
+    want: str,
+    trials: int,
+    rng: random.Random,
+) -> float:
+    """The share of simulated runs whose verdict is `want`, at a true `effect`, with the
+    per-round log ratios' spread `sigma`."""
+    hits = 0
+    target = max(TARGET_COVERAGE, DECIDING_COVERAGE)
+    for _ in range(trials):
+        pairs = [(effect * math.exp(rng.gauss(0, sigma)), 1.0) for _ in range(rounds)]
+        interval = paired_log_t_interval(pairs, target)
+        hits += decide(interval, bound, margin, DECIDING_COVERAGE)[0] == want
+    return hits / trials
+
+
+def claim_power(
+    bound: Bound,
+    published: float,
+    sigma: float,
+    rounds: int,
+    margin: float,
+    trials: int = TRIALS,
+    seed: int = 26,
+) -> Power:
+    """The design's power for one claim: `sigma` the SD of a per-round log ratio of its
+    metric on the reference run, `rounds` the profile's, `margin` its metric's."""
+    if rounds < 3:
+        return Power(0.0, 0.0, rounds, 0.0)
+    rng = random.Random(seed)
+    holds = decided_share(bound, published, sigma, rounds, margin, HOLDS, trials, rng)
+    null = null_effect(bound, published, margin)
+    refutes = decided_share(bound, null, sigma, rounds, margin, FAILS, trials, rng)
+    error = max(math.sqrt(p * (1 - p) / trials) for p in (holds, refutes))
+    return Power(holds, refutes, rounds, error)
+
+
+def beyond_noise(bound: Bound, published: float, margin: float) -> bool:
+    """Whether the seed's figure lies past the margin zone a direction must clear (else its
+    'holds' is no likelier than chance at any number of rounds)."""
+    widen = 1 + margin
+    if bound.side == "greater":
+        return published > bound.edges(margin)[0] * (widen if bound.test == DIRECTION else 1)
+    return published < bound.edges(margin)[0] / (widen if bound.test == DIRECTION else 1)
+
+
+def rounds_for(
+    bound: Bound, published: float, sigma: float, margin: float, target: float = 0.8
+) -> int | None:
+    """The fewest rounds (up to 30) whose power reaches `target` for both verdicts; None
+    where no number of rounds does: the design cannot decide the claim (its figure sits
+    inside the noise margin)."""
+    if bound.test != BAND and not beyond_noise(bound, published, margin):
+        return None
+    for rounds in range(3, 31):
+        power = claim_power(bound, published, sigma, rounds, margin, trials=200)
+        if power.holds >= target and power.refutes >= target:
+            return rounds
+    return None

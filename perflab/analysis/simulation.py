@@ -1,0 +1,236 @@
+"""Coverage of the verdict engine's intervals, checked by simulation through its real code.
+
+Each trial builds a run's tidy rows (the shape perflab.analysis.frames.read_run gives: one
+cell per group, configuration and round) from a known truth, and judges one claim with
+perflab.analysis.verdicts.judge: the selection of both groups, the pairing within rounds,
+every configuration, the margin, the interval and the decision. A case sets what makes
+coverage hard: unequal spreads of the two groups (SD ratio up to 10), a round effect both
+groups feel alike, a drift from round to round, several configurations, and clustered
+failures for an error rate. A case passes when the share of intervals covering the truth is
+at least the coverage they are labelled with, less three Monte Carlo standard errors, and
+the share of wrong decisions at the null is at most its stated rate plus three.
+
+`corrections=False` judges the same trials with the corrections removed (no pairing within
+rounds, error rates over calls as independent trials): the suite must then fail, which
+`tests/test_simulation.py` asserts. `python -m perflab.analysis.simulation` (make simulate)
+runs every case at 10 000 trials and writes data/reference/simulation.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from perflab.analysis.claims import Claim, parse_claim
+from perflab.analysis.decisions import FAILS, HOLDS
+from perflab.analysis.verdicts import Judging, judge
+
+FULL_TRIALS = 10_000
+RESULTS_FILE = Path(__file__).resolve().parents[2] / "data" / "reference" / "simulation.json"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulated design: the truth and the noise of each cell (log scale)."""
+
+    name: str
+    # The true ratio of group a over group b (or the true error rate, for `kind` error_rate).
+    truth: float = 1.0
+    sigma: float = 0.05
+    # SD of group b's cells over group a's.
+    sd_ratio: float = 1.0
+    # SD of an effect every cell of a round shares, and a drift per round (both groups alike).
+    round_sd: float = 0.0
+    drift: float = 0.0
+    configurations: int = 1
+    rounds: int = 3
+    margin: float = 0.0
+    kind: str = "ratio"
+    # error_rate: cells per configuration, calls per cell, and the intraclass correlation
+    # (0: calls fail independently; 1: a cell's calls fail all or none).
+    calls: int = 50
+    icc: float = 0.0
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    corrections: bool
+    trials: int
+    # Intervals covering the truth, over every configuration of every trial.
+    covered: int
+    intervals: int
+    # The coverage they are labelled with (the lowest label seen).
+    label: float
+    # Claims decided holds / does not hold at the truth (the null, for a claim on its limit).
+    decided: int
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.intervals if self.intervals else math.nan
+
+    @property
+    def coverage_error(self) -> float:
+        """The Monte Carlo standard error of `coverage`."""
+        p = self.coverage
+        return math.sqrt(p * (1 - p) / self.intervals) if self.intervals else math.nan
+
+    def passes(self) -> bool:
+        return self.coverage >= self.label - 3 * max(self.coverage_error, 1e-3)
+
+    def line(self) -> str:
+        how = "" if self.corrections else " (corrections removed)"
+        state = "ok" if self.passes() else "FAILS"
+        return (
+            f"{self.case.name}{how}: coverage {self.coverage:.2%} +/- {self.coverage_error:.2%} "
+            f"(Monte Carlo SE) of {self.intervals} intervals labelled {self.label:.0%}; "
+            f"decided at the truth {self.decided / self.trials:.2%} of {self.trials}: {state}"
+        )
+
+
+def ratio_claim(case: Case) -> Claim:
+    return parse_claim(
+        0,
+        {
+            "id": "simulated",
+            "seed": "simulated",
+            "study": "hello",
+            "says": "a is faster than b",
+            "source": "prose",
+            "metric": "rps",
+            "numerator": {"implementation": "a"},
+            "denominator": {"implementation": "b"},
+            "pair_by": ["concurrency"],
+            "bound": {"greater": case.truth},
+        },
+    )
+
+
+def rate_claim(case: Case) -> Claim:
+    return parse_claim(
+        0,
+        {
+            "id": "simulated-rate",
+            "seed": "simulated",
+            "study": "aws_io",
+            "says": "calls fail",
+            "source": "prose",
+            "metric": "errors",
+            "kind": "error_rate",
+            "numerator": {"implementation": "a"},
+            "pair_by": ["concurrency"],
+            "bound": {"greater": case.truth},
+        },
+    )
+
+
+def row(study: str, impl: str, config: int, repeat: int, metric: str, value: float) -> dict:
+    return {
+        "study": study,
+        "scenario": "steady",
+        "implementation": impl,
+        "client": "ghz",
+        "concurrency": config,
+        "repeat": repeat,
+        "cell_id": f"{impl}-c{config}-r{repeat}",
+        "status": "ok",
+        "metric": metric,
+        "value": value,
+        "unit": "",
+    }
+
+
+def ratio_rows(case: Case, rng: random.Random) -> list[dict]:
+    rows = []
+    for config in range(case.configurations):
+        for repeat in range(1, case.rounds + 1):
+            shared = rng.gauss(0, case.round_sd) + case.drift * repeat
+            a = math.exp(math.log(1000 * case.truth) + shared + rng.gauss(0, case.sigma))
+            b = math.exp(math.log(1000) + shared + rng.gauss(0, case.sigma * case.sd_ratio))
+            rows.append(row("hello", "a", config, repeat, "rps", a))
+            rows.append(row("hello", "b", config, repeat, "rps", b))
+    return rows
+
+
+def rate_rows(case: Case, rng: random.Random) -> list[dict]:
+    """Each cell's failures beta-binomial: its own rate drawn from a Beta with mean `truth`
+    and intraclass correlation `icc`, then its calls fail independently at that rate."""
+    rows = []
+    spread = (1 - case.icc) / case.icc if case.icc > 0 else None
+    for config in range(case.configurations):
+        for repeat in range(1, case.rounds + 1):
+            rate = (
+                case.truth
+                if spread is None
+                else rng.betavariate(case.truth * spread, (1 - case.truth) * spread)
+            )
+            errors = sum(rng.random() < rate for _ in range(case.calls))
+            rows.append(row("aws_io", "a", config, repeat, "count", case.calls))
+            rows.append(row("aws_io", "a", config, repeat, "errors", errors))
+    return rows
+
+
+def simulate(case: Case, trials: int, corrections: bool = True, seed: int = 26) -> Result:
+    import pandas as pd
+
+    rng = random.Random(f"{seed}-{case.name}")
+    claim = ratio_claim(case) if case.kind == "ratio" else rate_claim(case)
+    judging = Judging(margin=case.margin, source="simulation", floor=0.0, corrections=corrections)
+    covered = intervals = decided = 0
+    label = 1.0
+    for _ in range(trials):
+        rows = ratio_rows(case, rng) if case.kind == "ratio" else rate_rows(case, rng)
+        frame = pd.DataFrame(rows).astype({"concurrency": "Int64"})
+        verdict = judge(claim, frame, judging=judging)
+        decided += verdict.verdict in (HOLDS, FAILS)
+        for pair in verdict.pairs:
+            if pair.interval is None:
+                continue
+            intervals += 1
+            label = min(label, pair.interval.coverage)
+            covered += pair.interval.low <= case.truth <= pair.interval.high
+    return Result(case, corrections, trials, covered, intervals, label, decided)
+
+
+# The cases: the reference run's spread of a hello cell (about 5%), spreads ten times apart,
+# round effects larger than either, drift, several configurations, margins 0 and 10%, and
+# error rates whose failures cluster in cells.
+CASES = (
+    Case("equal spreads, 3 rounds"),
+    Case("SD ratio 10, 3 rounds", sd_ratio=10),
+    Case(
+        "SD ratio 10, round effects, 4 configurations", sd_ratio=10, round_sd=0.3, configurations=4
+    ),
+    Case("drift 20% a round, 5 rounds", drift=0.2, rounds=5, sigma=0.1),
+    Case("SD ratio 5, margin 10%, 8 rounds", sd_ratio=5, rounds=8, margin=0.10),
+    Case("error rate 20%, independent calls", kind="error_rate", truth=0.2, rounds=9),
+    Case("error rate 20%, clustered (ICC 0.3)", kind="error_rate", truth=0.2, rounds=9, icc=0.3),
+)
+
+
+def run_all(trials: int = FULL_TRIALS, out: Path | None = RESULTS_FILE) -> list[Result]:
+    results = []
+    for case in CASES:
+        for corrections in (True, False):
+            results.append(simulate(case, trials, corrections))
+            print(results[-1].line(), flush=True)
+    if out is not None:
+        records = [
+            {
+                **asdict(r),
+                "coverage": r.coverage,
+                "coverage_error": r.coverage_error,
+                "passes": r.passes(),
+            }
+            for r in results
+        ]
+        out.write_text(json.dumps({"trials": trials, "results": records}, indent=1) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    run_all(int(sys.argv[1]) if len(sys.argv) > 1 else FULL_TRIALS)

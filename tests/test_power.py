@@ -1,0 +1,49 @@
+"""Power per claim (issue 26 item 5): said before measuring, and borne out by simulated runs
+judged by the real engine."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pandas as pd
+
+from perflab.analysis.claims import BAND, DIRECTION, Bound
+from perflab.analysis.power import claim_power, rounds_for
+from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
+from perflab.analysis.verdicts import HOLDS, Judging, judge
+
+FASTER = Bound(DIRECTION, "greater", 1.0)
+
+
+def test_power_grows_with_rounds_and_falls_with_noise():
+    quiet = claim_power(FASTER, 1.5, sigma=0.05, rounds=3, margin=0.1)
+    assert quiet.holds > 0.9 and quiet.refutes > 0.9
+    noisy = claim_power(FASTER, 1.5, sigma=0.5, rounds=3, margin=0.1)
+    assert noisy.holds < 0.5
+    assert claim_power(FASTER, 1.5, sigma=0.5, rounds=12, margin=0.1).holds > noisy.holds
+    assert "holds' at the seed's figure" in quiet.sentence()
+
+
+def test_a_figure_inside_the_margin_is_undecidable_by_design():
+    # The seed's 1.05 lies inside a 10% margin: no number of rounds makes it hold.
+    assert rounds_for(FASTER, 1.05, sigma=0.05, margin=0.10) is None
+    assert rounds_for(FASTER, 1.5, sigma=0.2, margin=0.10) is not None
+    band = Bound(BAND, tolerance=0.1)
+    assert claim_power(band, 1.0, sigma=0.03, rounds=5, margin=0.1).holds > 0.8
+
+
+def test_simulated_runs_at_the_seeds_figure_hold_as_often_as_the_power_says():
+    sigma, rounds, margin, trials = 0.15, 4, 0.10, 120
+    stated = claim_power(FASTER, 1.4, sigma=sigma, rounds=rounds, margin=margin)
+    # Per-round log ratio SD sigma: each group's cell SD is sigma / sqrt(2).
+    case = Case("power", truth=1.4, sigma=sigma / math.sqrt(2), rounds=rounds)
+    claim = ratio_claim(Case("limit", truth=1.0))
+    rng = random.Random(5)
+    judging = Judging(margin=margin, source="test")
+    held = 0
+    for _ in range(trials):
+        frame = pd.DataFrame(ratio_rows(case, rng)).astype({"concurrency": "Int64"})
+        held += judge(claim, frame, judging=judging).verdict == HOLDS
+    error = 3 * math.sqrt(stated.holds * (1 - stated.holds) / trials) + 3 * stated.error
+    assert held / trials >= stated.holds - error
