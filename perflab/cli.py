@@ -143,8 +143,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    """Every claim's verdict on a run as a markdown table (the README's summary), or beside
-    a second run's verdicts (--against) with what changed."""
+    """Every claim's verdict on a run as a markdown table (the README's summary), beside
+    a second run's verdicts (--against) with what changed, or pooled over many runs
+    (--runs: the pooled index under --out)."""
+    if args.runs:
+        return pooled_verdicts(args)
+    if args.run_dir is None:
+        print("perflab verdicts: give --run-dir <run> or --runs <run> <run> ...", file=sys.stderr)
+        return 2
     if refused_run_dir("verdicts", args.run_dir):
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
@@ -156,6 +162,49 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     else:
         replication = replicate(Path(args.run_dir), Path(args.reference), against=args.against)
         print(comparison_table(replication))
+    return 0
+
+
+def pooled_verdicts(args: argparse.Namespace) -> int:
+    from perflab.analysis.pooled import pool_claims
+    from perflab.analysis.pooled_page import render_pooled
+    from perflab.analysis.replication import reference_claims
+    from perflab.analysis.sites import ReadingsError, collect_runs
+
+    reference = Path(args.reference)
+    try:
+        runs = collect_runs([Path(source) for source in args.runs], reference)
+    except ReadingsError as exc:
+        print(f"perflab verdicts: {exc}", file=sys.stderr)
+        return 2
+    readings = pool_claims(reference_claims(reference), runs)
+    print(render_pooled(readings, runs, Path(args.out)))
+    return 0
+
+
+def cmd_readings(args: argparse.Namespace) -> int:
+    """A run's readings file (data/readings/<run_id>.json), from a run folder or from the
+    folder a commit held (--commit: `git archive`, unpacked under tmp/ and removed)."""
+    import shutil
+    import tempfile
+
+    from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
+
+    reference, out = Path(args.reference), Path(args.out)
+    if args.commit is None:
+        if refused_run_dir("readings", args.run):
+            return 2
+        print(write_readings(read_run_readings(Path(args.run), reference), out))
+        return 0
+    scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
+    try:
+        folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
+        print(write_readings(read_run_readings(folder, reference, args.commit), out))
+    except ReadingsError as exc:
+        print(f"perflab readings: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
@@ -295,12 +344,26 @@ def parser() -> argparse.ArgumentParser:
     estimate.set_defaults(func=cmd_estimate)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
-    verdicts.add_argument("--run-dir", required=True)
+    verdicts.add_argument("--run-dir")
     verdicts.add_argument("--reference", default="data/reference")
     verdicts.add_argument(
         "--against", help="a second run's folder: both verdicts per claim and what changed"
     )
+    verdicts.add_argument(
+        "--runs",
+        nargs="+",
+        help="runs to pool, each a run folder or its readings file (data/readings/<run>.json)",
+    )
+    verdicts.add_argument("--out", default="reports/pooled", help="where --runs writes its index")
     verdicts.set_defaults(func=cmd_verdicts)
+    readings = sub.add_parser("readings", help="a run's readings file, for pooling runs")
+    readings.add_argument(
+        "--run", required=True, help="a run folder, or data/<run_id> with --commit"
+    )
+    readings.add_argument("--commit", help="recover the run folder as this commit held it")
+    readings.add_argument("--reference", default="data/reference")
+    readings.add_argument("--out", default="data/readings")
+    readings.set_defaults(func=cmd_readings)
     return top
 
 
