@@ -90,7 +90,7 @@ else
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
 endif
 
-# The readings files the pooled report reads (data/readings/, a few KiB each): the committed
+# The readings files the pooled report reads (data/readings/, tens of KiB each): the committed
 # reference runs of reference_runs.yml, and the earlier ones recovered from the history,
 # each as <run_id>@<the commit that held it> (git archive; nothing large is kept).
 HISTORY_RUNS := 20261123-reference@5606e601 20261124-reference@1c1e4be8 \

@@ -166,9 +166,10 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
 
 def pooled_verdicts(args: argparse.Namespace) -> int:
+    from perflab.analysis.claims import read_claims
     from perflab.analysis.pooled import pool_claims
     from perflab.analysis.pooled_page import render_pooled
-    from perflab.analysis.replication import reference_claims
+    from perflab.analysis.replication import CLAIMS_FILE
     from perflab.analysis.sites import ReadingsError, collect_runs
 
     reference = Path(args.reference)
@@ -177,7 +178,9 @@ def pooled_verdicts(args: argparse.Namespace) -> int:
     except ReadingsError as exc:
         print(f"perflab verdicts: {exc}", file=sys.stderr)
         return 2
-    readings = pool_claims(reference_claims(reference), runs)
+    # The claims alone: pooling needs no seed configurations (reference_claims reads the
+    # published tables too, minutes and gigabytes on a loaded machine).
+    readings = pool_claims(read_claims(reference / CLAIMS_FILE), runs)
     print(render_pooled(readings, runs, Path(args.out)))
     return 0
 

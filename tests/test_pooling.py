@@ -157,3 +157,19 @@ def test_render_draws_a_forest_plot_per_pooled_claim(tmp_path):
     index = render_pooled([pool_claim(CLAIM, runs)], runs, tmp_path)
     assert (tmp_path / "figures" / f"forest-{CLAIM.id}.png").stat().st_size > 1000
     assert f"figures/forest-{CLAIM.id}.png" in index.read_text()
+
+
+def test_the_single_run_index_is_told_whether_the_pool_agrees(tmp_path):
+    from perflab.analysis.pooled import agreements
+    from perflab.analysis.replication import Replication, pooled_note
+    from perflab.analysis.verdicts import Verdict
+
+    for run in runs_at([1.5, 1.6, 1.45]):
+        write_readings(run, tmp_path)
+    said = agreements(tmp_path, [Verdict(CLAIM, INCONCLUSIVE, "")])
+    assert said[CLAIM.id].startswith("pooled differs: holds over 3 site(s)")
+    assert agreements(tmp_path, [Verdict(CLAIM, HOLDS, "")])[CLAIM.id].startswith("pooled agrees")
+    shown = pooled_note(Replication("r", [], pooled=said), CLAIM)
+    assert "pooled differs" in shown
+    assert pooled_note(Replication("r", []), CLAIM) == ""
+    assert agreements(tmp_path / "none", [Verdict(CLAIM, HOLDS, "")]) == {}

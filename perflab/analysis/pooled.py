@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from perflab.analysis.claims import Claim
 from perflab.analysis.intervals import Interval
@@ -25,6 +26,7 @@ from perflab.analysis.verdicts import (
     NOT_MEASURED,
     Judging,
     PairResult,
+    Verdict,
     combine,
     decide,
     natural,
@@ -275,3 +277,16 @@ def agreement(single: str, pooled: PooledReading | None) -> str:
     if pooled.verdict == single:
         return f"pooled agrees ({pooled.verdict} {over})"
     return f"pooled differs: {pooled.verdict} {over}"
+
+
+def agreements(readings_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:
+    """Per claim, whether the pooled evidence of the runs in `readings_dir` (their readings
+    files) agrees with this verdict: what a single run's index shows beside it. Empty
+    where there are fewer than two runs to pool."""
+    from perflab.analysis.sites import load_readings
+
+    files = sorted(readings_dir.glob("*.json")) if readings_dir.is_dir() else []
+    if len(files) < 2:
+        return {}
+    runs = [load_readings(path) for path in files]
+    return {v.claim.id: agreement(v.verdict, pool_claim(v.claim, runs)) for v in verdicts}

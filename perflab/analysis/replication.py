@@ -64,6 +64,8 @@ class Replication:
     ledger: Ledger | None = None
     # The studies the run has cells of; None: not known, every claim is listed.
     studies: frozenset[str] | None = None
+    # Per claim, whether the pooled runs (data/readings/) agree (perflab.analysis.pooled).
+    pooled: dict[str, str] = field(default_factory=dict)
 
     def listed(self) -> list[Verdict]:
         """The verdicts the index lists: a claim of a study the run left out (make run
@@ -169,7 +171,15 @@ def replicate(
         by_study,
         ledger,
         studies,
+        pooled_agreements(reference_dir, verdicts),
     )
+
+
+def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:
+    from perflab.analysis.pooled import agreements
+    from perflab.analysis.sites import READINGS_DIR
+
+    return agreements(reference_dir.parent / READINGS_DIR, verdicts)
 
 
 SAME = "same"
@@ -307,7 +317,9 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         html.escape(claim.expectation()),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
-        badge(verdict.verdict) + method_note(replication, verdict),
+        badge(verdict.verdict)
+        + method_note(replication, verdict)
+        + pooled_note(replication, claim),
         html.escape(rounds_of(verdict)),
         rests_on(verdict),
     ]
@@ -326,6 +338,11 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         else html.escape(claim.study)
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def pooled_note(replication: Replication, claim: Claim) -> str:
+    note = replication.pooled.get(claim.id)
+    return f"<br><small>{html.escape(note)}</small>" if note else ""
 
 
 def rounds_of(verdict: Verdict) -> str:

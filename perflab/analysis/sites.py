@@ -6,7 +6,7 @@ effect and a standard error taken from that interval (half its log width over th
 quantile of its coverage; the exact intervals are not symmetric, so this is the usual
 approximation of a meta-analysis that has intervals, not raw data).
 
-A run's readings are written to `data/readings/<run_id>.json` (a few KiB) by
+A run's readings are written to `data/readings/<run_id>.json` (tens of KiB) by
 `perflab readings`, from a run folder or from a run recovered from the repository's history
 (`git archive <commit> data/<run_id>`): the pooled report reads these files, not the
 runs, so runs that are no longer committed (20-70 MiB each) still count.
@@ -135,12 +135,18 @@ def reading_of(verdict: Verdict) -> list[Reading]:
 
 def read_run_readings(run_dir: Path, reference_dir: Path, recovered_from: str = "") -> RunReadings:
     """A run's readings, judged as its own report judges it (perflab.analysis.replication)."""
+    from perflab.analysis.adaptive import judge_run_looks
     from perflab.analysis.frames import read_manifest
-    from perflab.analysis.replication import replicate
+    from perflab.analysis.noise import noise_floor
+    from perflab.analysis.replication import reference_claims
+    from perflab.analysis.verdicts import Judging
 
     manifest = read_manifest(run_dir)
-    replication = replicate(run_dir, reference_dir)
-    readings = [r for verdict in replication.verdicts for r in reading_of(verdict)]
+    claims = reference_claims(reference_dir)
+    # As replication.replicate judges a run for its index, without the reference beside it.
+    by_study = noise_floor(run_dir, claims).judging_by_study()
+    verdicts = judge_run_looks(run_dir, claims, Judging(), by_study)
+    readings = [r for verdict in verdicts for r in reading_of(verdict)]
     hosts = {
         name: {key: facts.get(key) for key in (*MACHINE_FACTS, "boot_id")}
         for name, facts in (manifest.get("hosts") or {}).items()
@@ -153,10 +159,8 @@ def read_run_readings(run_dir: Path, reference_dir: Path, recovered_from: str = 
         profile=str(manifest.get("profile", "")),
         hosts=hosts,
         readings=tuple(readings),
-        verdicts={v.claim.id: v.verdict for v in replication.verdicts},
-        not_measured={
-            v.claim.id: v.reason for v in replication.verdicts if v.verdict == NOT_MEASURED
-        },
+        verdicts={v.claim.id: v.verdict for v in verdicts},
+        not_measured={v.claim.id: v.reason for v in verdicts if v.verdict == NOT_MEASURED},
         recovered_from=recovered_from,
     )
 
