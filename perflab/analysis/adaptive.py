@@ -21,13 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.analysis.run import run_frame, run_topology
 from perflab.analysis.verdicts import (
     INCONCLUSIVE,
     Judging,
     Verdict,
     judge,
-    run_frame,
-    run_topology,
 )
 from perflab.contract.adaptive import Adaptive, Look, configuration_of, in_round, looks, round_of
 from perflab.contract.cell import CellSpec, iter_cells

@@ -18,6 +18,7 @@ from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.noise import NoiseFloor, noise_floor
 from perflab.analysis.published import read_reference_tables, with_seed_configurations
+from perflab.analysis.run import run_topology
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -30,7 +31,6 @@ from perflab.analysis.verdicts import (
     Verdict,
     format_effect,
     percent,
-    run_topology,
 )
 from perflab.contract.adaptive import Adaptive
 from perflab.contract.cell import cell_dirs
