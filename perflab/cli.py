@@ -172,15 +172,15 @@ def pooled_verdicts(args: argparse.Namespace) -> int:
     from perflab.analysis.replication import CLAIMS_FILE
     from perflab.analysis.sites import ReadingsError, collect_runs
 
-    reference = Path(args.reference)
+    # The claims alone: pooling needs no seed configurations (reference_claims reads the
+    # published tables too, minutes and gigabytes on a loaded machine).
+    claims = read_claims(Path(args.reference) / CLAIMS_FILE)
     try:
-        runs = collect_runs([Path(source) for source in args.runs], reference)
+        runs = collect_runs([Path(source) for source in args.runs], claims)
     except ReadingsError as exc:
         print(f"perflab verdicts: {exc}", file=sys.stderr)
         return 2
-    # The claims alone: pooling needs no seed configurations (reference_claims reads the
-    # published tables too, minutes and gigabytes on a loaded machine).
-    readings = pool_claims(read_claims(reference / CLAIMS_FILE), runs)
+    readings = pool_claims(claims, runs)
     print(render_pooled(readings, runs, Path(args.out)))
     return 0
 
@@ -191,18 +191,19 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from perflab.analysis.replication import reference_claims
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
-    reference, out = Path(args.reference), Path(args.out)
+    claims, out = reference_claims(Path(args.reference)), Path(args.out)
     if args.commit is None:
         if refused_run_dir("readings", args.run):
             return 2
-        print(write_readings(read_run_readings(Path(args.run), reference), out))
+        print(write_readings(read_run_readings(Path(args.run), claims), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
-        print(write_readings(read_run_readings(folder, reference, args.commit), out))
+        print(write_readings(read_run_readings(folder, claims, args.commit), out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)
         return 2

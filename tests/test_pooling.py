@@ -58,11 +58,10 @@ def test_a_known_spread_is_recovered_at_the_rate_the_method_promises():
 
 
 def test_one_run_alone_keeps_the_single_run_verdicts():
-    reference = REPO / "data" / "reference"
-    run = read_run_readings(FIXTURE, reference)
     from perflab.analysis.replication import reference_claims
 
-    claims = reference_claims(reference)
+    claims = reference_claims(REPO / "data" / "reference")
+    run = read_run_readings(FIXTURE, claims)
     pooled = pool_claims(claims, [run])
     judged = {p.claim.id: p.verdict for p in pooled}
     assert judged == run.verdicts

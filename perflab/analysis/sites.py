@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perflab.analysis.claims import Claim
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 READINGS_DIR = "readings"
@@ -133,16 +134,15 @@ def reading_of(verdict: Verdict) -> list[Reading]:
     return readings
 
 
-def read_run_readings(run_dir: Path, reference_dir: Path, recovered_from: str = "") -> RunReadings:
-    """A run's readings, judged as its own report judges it (perflab.analysis.replication)."""
+def read_run_readings(run_dir: Path, claims: list[Claim], recovered_from: str = "") -> RunReadings:
+    """A run's readings, judged as its own report judges it (perflab.analysis.replication,
+    whose `reference_claims` the caller passes)."""
     from perflab.analysis.adaptive import judge_run_looks
     from perflab.analysis.frames import read_manifest
     from perflab.analysis.noise import noise_floor
-    from perflab.analysis.replication import reference_claims
     from perflab.analysis.verdicts import Judging
 
     manifest = read_manifest(run_dir)
-    claims = reference_claims(reference_dir)
     # As replication.replicate judges a run for its index, without the reference beside it.
     by_study = noise_floor(run_dir, claims).judging_by_study()
     verdicts = judge_run_looks(run_dir, claims, Judging(), by_study)
@@ -183,12 +183,12 @@ def load_readings(path: Path) -> RunReadings:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc
 
 
-def readings_of(source: Path, reference_dir: Path) -> RunReadings:
+def readings_of(source: Path, claims: list[Claim]) -> RunReadings:
     """A readings file as it is, or a run folder judged now."""
     if source.is_file():
         return load_readings(source)
     if (source / "manifest.json").is_file():
-        return read_run_readings(source, reference_dir)
+        return read_run_readings(source, claims)
     raise ReadingsError(f"{source}: neither a readings file nor a run folder with manifest.json")
 
 
@@ -221,11 +221,11 @@ def recover_run(repo: Path, commit: str, run_id: str, into: Path) -> Path:
     return into / "data" / run_id
 
 
-def collect_runs(sources: list[Path], reference_dir: Path) -> list[RunReadings]:
+def collect_runs(sources: list[Path], claims: list[Claim]) -> list[RunReadings]:
     """Every source's readings; a run named twice is an error naming both sources."""
     runs: dict[str, tuple[Path, RunReadings]] = {}
     for source in sources:
-        run = readings_of(source, reference_dir)
+        run = readings_of(source, claims)
         if run.run_id in runs:
             raise ReadingsError(
                 f"run {run.run_id} is given twice: {runs[run.run_id][0]} and {source}"
