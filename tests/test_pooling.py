@@ -58,9 +58,9 @@ def test_a_known_spread_is_recovered_at_the_rate_the_method_promises():
 
 
 def test_one_run_alone_keeps_the_single_run_verdicts():
-    from perflab.analysis.replication import reference_claims
+    from perflab.analysis.claims import read_claims
 
-    claims = reference_claims(REPO / "data" / "reference")
+    claims = read_claims(REPO / "data" / "reference" / "claims.yml")
     run = read_run_readings(FIXTURE, claims)
     pooled = pool_claims(claims, [run])
     judged = {p.claim.id: p.verdict for p in pooled}

@@ -28,8 +28,19 @@ def newest(runs: list[RunReadings]) -> RunReadings:
     return max(runs, key=lambda run: run.start)
 
 
+def newest_of(claim_id: str, runs: list[RunReadings]) -> RunReadings | None:
+    """The newest run that measured this claim (a netns run measures few localhost ones)."""
+    measured = [r for r in runs if r.verdicts.get(claim_id, NOT_MEASURED) != NOT_MEASURED]
+    return newest(measured) if measured else None
+
+
+def newest_verdict(claim_id: str, runs: list[RunReadings]) -> tuple[str, str]:
+    run = newest_of(claim_id, runs)
+    return (NOT_MEASURED, "") if run is None else (run.verdicts[claim_id], run.run_id)
+
+
 def differs_from_newest(reading: PooledReading, runs: list[RunReadings]) -> bool:
-    single = newest(runs).verdicts.get(reading.claim.id, NOT_MEASURED)
+    single, _ = newest_verdict(reading.claim.id, runs)
     return reading.runs >= 2 and reading.verdict != single
 
 
@@ -56,7 +67,11 @@ def pooled_cell(config: PooledConfiguration | None) -> list[str]:
 def notes(reading: PooledReading) -> str:
     parts = []
     if reading.depends_on_machine:
-        parts.append('<span class="flag">depends on the machine</span>')
+        flagged = sum(c.pooled.depends_on_machine for c in reading.configurations)
+        parts.append(
+            f'<span class="flag">depends on the machine</span> ({flagged} of '
+            f"{len(reading.configurations)} configurations)"
+        )
     if len(reading.revisions) > 1:
         parts.append(
             f"runs of {len(reading.revisions)} revisions ({', '.join(reading.revisions)}), "
@@ -64,23 +79,26 @@ def notes(reading: PooledReading) -> str:
         )
     if reading.unshared:
         parts.append(f"shares no configuration with the others: {', '.join(reading.unshared)}")
+    other_topology = [r for r, why in reading.left_out.items() if why.startswith("it needs a ")]
+    if other_topology:
+        parts.append(f"{len(other_topology)} run(s) of another topology left out")
     for run_id, why in sorted(reading.left_out.items()):
-        parts.append(f"{html.escape(run_id)} gives nothing: {html.escape(why)}")
+        if run_id not in other_topology:
+            parts.append(f"{html.escape(run_id)} gives nothing: {html.escape(why)}")
     return "; ".join(parts)
 
 
 def summary_rows(readings: list[PooledReading], runs: list[RunReadings]) -> list[str]:
-    latest = newest(runs)
     rows = []
     for reading in readings:
         claim = reading.claim
-        single = latest.verdicts.get(claim.id, NOT_MEASURED)
+        single, run_id = newest_verdict(claim.id, runs)
         mark = " ≠" if differs_from_newest(reading, runs) else ""
         cells = [
             html.escape(claim.seed),
             f'<a href="#{html.escape(claim.id)}">{html.escape(claim.id)}</a>',
             html.escape(claim.expectation()),
-            badge(single),
+            badge(single) + (f"<br><small>{html.escape(run_id)}</small>" if run_id else ""),
             badge(reading.verdict) + mark,
             *map(html.escape, pooled_cell(reading.deciding)),
             f"{reading.sites} / {reading.runs}",
@@ -129,7 +147,7 @@ def lead(readings: list[PooledReading], runs: list[RunReadings]) -> str:
         f"{len(readings)} claims pooled over {len(runs)} runs on {sites} independent sites: "
         f"{tally(readings)}. {len(machine)} depend on the machine (the spread between sites "
         f"exceeds a run's own noise); {len(moved)} pooled verdicts differ from the newest "
-        f"run ({newest(runs).run_id}), marked ≠."
+        "run that measured the claim, marked ≠."
     )
 
 
@@ -155,7 +173,7 @@ def page(readings: list[PooledReading], runs: list[RunReadings], figures: dict[s
         "seed",
         "claim",
         "test",
-        f"newest run ({newest(runs).run_id})",
+        "newest run measuring it",
         "pooled verdict",
         "pooled effect [CI]",
         "tau (log) [95% Q-profile]",
