@@ -7,11 +7,15 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.contract.cell import CellSpec
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import HostPaths, discover
 from perflab.host.runner import now_iso
+
+if TYPE_CHECKING:
+    from perflab.host.runner import CellRunner
 
 
 def host_paths(args: argparse.Namespace) -> HostPaths:
@@ -23,31 +27,37 @@ def log_progress(path: Path, line: str) -> None:
         handle.write(f"{now_iso()} {line}\n")
 
 
-def cmd_cell(args: argparse.Namespace) -> int:
+def read_spec(raw: object) -> CellSpec:
+    """A cell spec from its JSON object; its run id names a folder under --runs."""
+    spec = CellSpec.from_dict(raw)  # type: ignore[arg-type]
+    validate_run_id(spec.run_id)
+    return spec
+
+
+def make_runner(args: argparse.Namespace) -> CellRunner | None:
+    """The runner the cell options ask for; None (said on stderr) when they disagree."""
     from perflab.host.runner import CellRunner
 
-    raw = sys.stdin.read() if args.spec == "-" else args.spec
-    try:
-        spec = CellSpec.from_dict(json.loads(raw))
-        validate_run_id(spec.run_id)  # it names a folder under --runs
-    except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-        print(f"perflab cell: bad cell spec: {exc}", file=sys.stderr)
-        return 2
     if not (bool(args.server_agent) == bool(args.server_host) == bool(args.agent_token_file)):
         print(
-            "perflab cell: --server-agent, --server-host and --agent-token-file go together",
+            f"perflab {args.command}: --server-agent, --server-host and --agent-token-file "
+            "go together",
             file=sys.stderr,
         )
-        return 2
-    runner = CellRunner(
+        return None
+    return CellRunner(
         host_paths(args),
         Path(args.runs).expanduser(),
         args.server_agent,
         args.server_host,
         Path(args.agent_token_file).expanduser() if args.agent_token_file else None,
     )
-    label = f"{args.progress} {spec.study}/{spec.cell_id}".strip()
-    # Ansible prints a loop item only when it ends; this file says what runs now.
+
+
+def run_logged(runner: CellRunner, spec: CellSpec, progress_label: str) -> str:
+    """Runs one cell (skipped when complete), its start and end in the run's progress.log
+    (Ansible prints a loop item only when it ends: this file says what runs now)."""
+    label = f"{progress_label} {spec.study}/{spec.cell_id}".strip()
     progress = runner.runs_root / spec.run_id / "progress.log"
     progress.parent.mkdir(parents=True, exist_ok=True)
     log_progress(progress, f"start {label}")
@@ -58,7 +68,58 @@ def cmd_cell(args: argparse.Namespace) -> int:
         first_error = record.error.splitlines()[0] if record.error else ""
         line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
     log_progress(progress, f"end   {line}")
-    print(line)
+    print(line, flush=True)
+    return line
+
+
+def specs_and_runner(
+    args: argparse.Namespace, raw: str
+) -> tuple[list[CellSpec], CellRunner] | None:
+    """The cell specs in raw (one JSON object, or a list of them) and the runner; None when
+    either is refused (said on stderr, naming the command)."""
+    try:
+        loaded = json.loads(raw)
+        specs = [read_spec(item) for item in (loaded if isinstance(loaded, list) else [loaded])]
+    except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
+        print(f"perflab {args.command}: bad cell spec: {exc}", file=sys.stderr)
+        return None
+    runner = make_runner(args)
+    return (specs, runner) if runner is not None else None
+
+
+def cmd_cell(args: argparse.Namespace) -> int:
+    found = specs_and_runner(args, sys.stdin.read() if args.spec == "-" else args.spec)
+    if found is None:
+        return 2
+    specs, runner = found
+    if len(specs) != 1:
+        print("perflab cell: one cell spec, not a list (perflab cells runs lists)", file=sys.stderr)
+        return 2
+    run_logged(runner, specs[0], args.progress)
+    return 0
+
+
+def cmd_cells(args: argparse.Namespace) -> int:
+    """Runs a list of cells in one process, in order, each as `cell` would (complete cells
+    skipped). SIGTERM or SIGINT lets the running cell finish and stops before the next:
+    a rerun of the same list goes on from there, no cell lost or run twice."""
+    import signal
+
+    found = specs_and_runner(
+        args, sys.stdin.read() if args.specs == "-" else Path(args.specs).read_text()
+    )
+    if found is None:
+        return 2
+    specs, runner = found
+    stop: list[int] = []
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda signum, _frame: stop.append(signum))
+    total = args.of or len(specs) + args.first - 1
+    for index, spec in enumerate(specs, start=args.first):
+        if stop:
+            print(f"perflab cells: stopped by signal {stop[0]} before {spec.cell_id}", flush=True)
+            return 128 + stop[0]
+        run_logged(runner, spec, " ".join(filter(None, [args.progress, f"[{index}/{total}]"])))
     return 0
 
 
@@ -257,6 +318,23 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_phases(args: argparse.Namespace) -> int:
+    """Where a run's measuring time went: the parts as a table, then per study (JSON)."""
+    if refused_run_dir("phases", args.run_dir):
+        return 2
+    from perflab.contract.phases import dumps, run_split, split_table
+
+    split = run_split(Path(args.run_dir))
+    print(
+        f"{split.efficiency:.0%} of {split.wall / 60:.1f} min measuring inside measured "
+        f"windows ({split.gap_count} gaps between cells, {split.handover_count} handovers)"
+    )
+    print(split_table(split))
+    if args.json:
+        print(dumps(split))
+    return 0
+
+
 def run_id_arg(value: str) -> str:
     """argparse's type for a run id: its refusal is perflab.contract.runid's one line."""
     try:
@@ -273,19 +351,32 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--home", default="~/.perflab", help="the host prefix (venv/, bin/, gen/)")
         p.add_argument("--src", default=".", help="a tree holding servers/ and proto/")
 
+    def agent_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--server-agent", default="", help="URL of the agent on the servers' host (multi-host)"
+        )
+        p.add_argument("--server-host", default="", help="address the server listens on there")
+        p.add_argument(
+            "--agent-token-file", default="", help="file holding the run's agent token (multi-host)"
+        )
+
     cell = sub.add_parser("cell", help="run one cell (skipped when complete)")
     host_args(cell)
     cell.add_argument("--spec", required=True, help="the cell spec as JSON, or - for stdin")
     cell.add_argument("--runs", required=True, help="folder holding <run_id>/ folders")
     cell.add_argument("--progress", default="", help="label such as [3/28] for the log line")
-    cell.add_argument(
-        "--server-agent", default="", help="URL of the agent on the servers' host (multi-host)"
-    )
-    cell.add_argument("--server-host", default="", help="address the server listens on there")
-    cell.add_argument(
-        "--agent-token-file", default="", help="file holding the run's agent token (multi-host)"
-    )
+    agent_args(cell)
     cell.set_defaults(func=cmd_cell)
+
+    cells = sub.add_parser("cells", help="run a list of cells in one process (resumable)")
+    host_args(cells)
+    agent_args(cells)
+    cells.add_argument("--specs", required=True, help="a JSON list of cell specs, or - for stdin")
+    cells.add_argument("--runs", required=True, help="folder holding <run_id>/ folders")
+    cells.add_argument("--progress", default="", help="a label before each [i/n], e.g. a study")
+    cells.add_argument("--first", type=int, default=1, help="the number of the list's first cell")
+    cells.add_argument("--of", type=int, default=0, help="the n of [i/n] (default: the list's)")
+    cells.set_defaults(func=cmd_cells)
 
     agent = sub.add_parser("agent", help="start servers for runners on other hosts (multi-host)")
     host_args(agent)
@@ -349,6 +440,11 @@ def parser() -> argparse.ArgumentParser:
     estimate.add_argument("--topology", default="localhost", help="whose reference run")
     estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
     estimate.set_defaults(func=cmd_estimate)
+
+    phases = sub.add_parser("phases", help="where a run's measuring time went (table)")
+    phases.add_argument("--run-dir", required=True)
+    phases.add_argument("--json", action="store_true", help="also the sums per study, as JSON")
+    phases.set_defaults(func=cmd_phases)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
     verdicts.add_argument("--run-dir")

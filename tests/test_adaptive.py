@@ -293,30 +293,6 @@ def test_the_cheapest_open_claims_are_chosen_first_and_a_shared_cell_is_paid_onc
     assert configurations == {("hello", "x-steady-c10"), ("hello", "y-steady-c10")}
 
 
-# --- the estimate said before a run -------------------------------------------------------
-
-
-def test_the_estimate_takes_each_configuration_s_time_from_the_reference_run(run_dir):
-    from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
-    from perflab.analysis.estimate import UNKNOWN_CELL_S, estimate
-
-    took = latest_rounds(round_records(run_dir))[("hello", "grpc_aio-steady-c10")].seconds
-    spec = json.loads((run_dir / "hello" / "grpc_aio-steady-c10-r1" / "cell.json").read_text())
-    other = dict(spec["spec"], cell_id="cpp-steady-c10-r1")
-    result = estimate(
-        {"hello": [spec["spec"], other], "orders": [{"cell_id": "x-r1"}]}, run_dir, 12
-    )
-    # grpc_aio's own time; cpp is not in the reference: the study's median cell there.
-    typical = sorted(latest.seconds for latest in latest_rounds(round_records(run_dir)).values())[1]
-    assert result.minutes_by_study["hello"] * 60 == pytest.approx(
-        took + typical + 2 * CELL_OVERHEAD_S
-    )
-    assert result.minutes_by_study["orders"] * 60 == pytest.approx(UNKNOWN_CELL_S + CELL_OVERHEAD_S)
-    assert result.guessed_studies == ["orders"]
-    assert "plus at most 12 min of adaptive rounds" in result.sentence()
-    assert "orders guessed at 5 s a cell" in result.sentence()
-
-
 def test_an_error_rate_verdict_counts_its_rounds_not_its_cells():
     """An error-rate configuration pools the cells of each round (here two a round, as
     aws_io's pooled concurrencies give): the index shows 3 rounds, not 6 cells."""

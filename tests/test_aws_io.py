@@ -553,3 +553,14 @@ def test_stream_messages_name_each_rows_latency_profile_direct_first(tmp_path):
         ["seed_far_s3", 10, 30],
     ]
     assert table.columns[0] == "latency_profile"
+
+
+def test_servers_prepare_through_a_mongo_uri_no_latency_proxy_replaces():
+    """The far-S3 cells proxy mongo_uri (250 ms each way); the server lists and drops old
+    collections through admin_mongo_uri, which stays the direct one."""
+    matrix = study_vars("aws_io")[0]
+    far = [c for c in cells("quick") if c.params.get("latency_profile") == "seed_far_s3"]
+    assert far
+    for cell in far:
+        assert cell.server.options["admin_mongo_uri"] == matrix["mongo_uri"]
+        assert "admin_mongo_uri" not in {p["option"] for p in cell.latency_proxies}

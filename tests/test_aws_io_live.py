@@ -374,3 +374,45 @@ def test_a_remote_server_gets_its_dependencies_and_proxies_from_its_agent(deps, 
     assert {"server", "dependency_s3", "dependency_mongo"} <= measured
     rows = read_run(tmp_path / "remote").set_index("metric")["value"]
     assert rows["latency_fastest"] >= 40.0 and rows["errors"] == 0
+
+
+# A stale collection (its pid long gone) and the collections the server left behind.
+STALE = """
+import json, sys
+import pymongo
+uri, action = sys.argv[1:3]
+database = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)["perflab"]
+if action == "plant":
+    database["objects_999999999"].insert_one({"stale": True})
+print(json.dumps(sorted(n for n in database.list_collection_names() if n.startswith("objects_"))))
+"""
+
+
+@pytest.mark.parametrize("implementation", ["grpcio_sync_w10", "grpclib_asyncio"])
+def test_servers_prepare_and_clean_up_through_the_direct_mongo_uri(implementation, deps, tmp_path):
+    """The cell's MongoDB for calls is unreachable here (a closed port, as if behind a slow
+    proxy): the stale collection is still dropped before READY and nothing is left after,
+    because both go through admin_mongo_uri, never through what a latency proxy delays."""
+    direct = ENDPOINTS["mongo_uri"]
+    assert "objects_999999999" in host_python(deps, STALE, direct, "plant")
+    spec = cell("direct", "list_unary", "objects.Objects.ListObjects", "")
+    entry = IMPLS[implementation]
+    spec.implementation = implementation
+    spec.server.impl = entry["impl"]
+    spec.server.options = {
+        **entry["options"],
+        **ENDPOINTS,
+        "mongo_uri": f"mongodb://127.0.0.1:{free_port('127.0.0.1')}/",
+        "admin_mongo_uri": direct,
+    }
+    record = CellRunner(deps, tmp_path).run(spec)
+    assert record is not None and record.status == "ok", record.error
+    folder = tmp_path / "fault" / "aws_io" / "direct"
+    log = (folder / "server.log").read_text()
+    assert "could not" not in log, log
+    with (folder / "resources.csv").open() as handle:
+        pids = {row["pid"] for row in csv.DictReader(handle) if row["role"] == "server"}
+    left = host_python(deps, STALE, direct, "list")
+    # Other tests' live servers may hold collections of their own: only these two count.
+    assert "objects_999999999" not in left
+    assert pids and not {f"objects_{pid}" for pid in pids} & set(left)

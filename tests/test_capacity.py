@@ -1,29 +1,28 @@
-"""Capacity: its matrix in every profile, the open-loop ghz options, and its analysis on
-constructed steps (each sentence both ways) and on the fixture run (a real smoke run)."""
+"""Capacity: its matrix in every profile, the generator's options, and its analysis on
+constructed searches (each sentence both ways) and on the fixture runs (a real run of the
+generator, and one of the old ghz ladder)."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from perflab.analysis import frames, stats
 from perflab.contract.cell import LoadSpec
 from perflab.contract.matrix import HELLO_RPC, MatrixError, expand
+from perflab.contract.parsers import MalformedRawFile
 from perflab.contract.runid import RUN_PROFILES as PROFILES
 from perflab.host.ghz import SCHEDULE_TOLERANCE, ghz_argv, open_loop_rate, schedule_shortfall
-from perflab.host.impls import discover
+from perflab.host.impls import command_argv, discover
 from perflab.studies.capacity import analysis as capacity
-from perflab.studies.capacity.matrix import PREFIX
+from perflab.studies.capacity.matrix import GENERATOR, PREFIX, read, search_seconds
 from tests.conftest import REPO, study_vars
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "capacity_fixture"
+LADDER = REPO / "tests" / "data" / "runs" / "capacity_ladder_fixture"
 KNOWN = set(discover(REPO / "servers"))
-KNOBS = {"slo_ms": 5.0, "slo_unloaded_multiple": 10.0, "achieved_within": 0.01}
 
 
 def cells(profile: str, **override: object) -> list:
@@ -35,34 +34,62 @@ def cells(profile: str, **override: object) -> list:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_expands_with_each_probe_before_its_steps(profile):
-    run = cells(profile)
-    order = {c.cell_id: i for i, c in enumerate(run)}
-    steps = [c for c in run if c.scenario == "step"]
-    assert steps and len(order) == len(run)
-    for step in steps:
-        assert order[step.load.rate_of["cell"]] < order[step.cell_id]
-        assert step.params["fraction"] == step.load.rate_of["fraction"]
-        assert {k: step.params[k] for k in KNOBS} == KNOBS
+def test_every_profile_runs_one_search_per_server_and_round_with_the_generator(profile):
+    run = [c for c in cells(profile) if "aa" not in c.params]
+    matrix, _ = study_vars("capacity")
+    assert run and all(c.scenario == "search" and c.load.client_impl == GENERATOR for c in run)
+    searches = {c.repeat for c in run}
+    assert len(run) == len(searches) * len(matrix["implementations"])
+    for c in run:
+        # Every option is one the generator takes (impl.toml), and the params record them.
+        argv = command_argv(
+            discover(REPO / "servers")[GENERATOR],
+            HostPathsStub(),
+            c.load.client_options,
+            target="t",
+            out="o",
+        )
+        assert argv[argv.index("--mode") + 1] == "search"
+        assert c.params == c.load.client_options
+
+
+class HostPathsStub:
+    home = python = bin = gen = src = Path("/x")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_runs_steps_long_enough_for_their_p99(profile):
+def test_every_profile_steps_long_enough_for_their_p99_and_repeats_each_rate_thrice(profile):
     # min_calls sizes a step; the percentile rule (stats.samples_needed) says what it needs.
-    for step in (c for c in cells(profile) if c.scenario == "step"):
-        assert step.load.rate_of["min_calls"] >= stats.samples_needed(0.99)
+    for c in cells(profile):
+        assert c.load.client_options["min_calls"] >= stats.samples_needed(0.99)
+        assert c.load.client_options["repeats"] >= 3
+
+
+def test_the_quick_profile_measures_capacity_within_eight_minutes():
+    # Each server's start and stop, a few seconds, on top of its search.
+    matrix, profiles = study_vars("capacity")
+    m = read({**matrix, **profiles.get("quick", {})}, KNOWN)
+    assert len(m.run_implementations) * (search_seconds(m) + 5) <= 8 * 60
+
+
+def test_search_seconds_counts_every_step_of_every_rate():
+    matrix, _ = study_vars("capacity")
+    small = {"warmup_s": 1, "repeats": 3, "settle_s": 0.5, "rest_s": 0.5, "step_s": 1}
+    m = read({**matrix, **small, "min_calls": 1000, "search_start_rps": 500, "max_rates": 2}, KNOWN)
+    # First rate: 3 x (0.5 + 1000 / 500 + 0.5); the second at 750: 3 x (0.5 + 1.33 + 0.5).
+    assert search_seconds(m) == pytest.approx(1 + 9 + 3 * (1 + 1000 / 750))
 
 
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("fractions", [0.5, 0.1]),
-        ("fractions", [0.1, 4.0]),
-        ("achieved_within", 1.5),
+        ("repeats", 2),
+        ("bracket", 1.5),
         ("slo_ms", 0),
-        ("slo_unloaded_multiple", "ten"),
+        ("arrival", "bursty"),
+        ("search_factor", 1),
+        ("search_start_rps", 10**6),
         ("min_calls", 0),
-        ("connections", [1, 2]),
         ("run_implementations", ["nope"]),
     ],
 )
@@ -103,279 +130,255 @@ def test_a_schedule_ghz_kept_has_no_note_and_one_it_missed_has():
     assert "could not keep its schedule" in schedule_shortfall(offered, seconds, missed)
 
 
-# --- analysis on constructed steps -------------------------------------------------------
+# --- analysis on constructed searches ----------------------------------------------------
 
 
-def step_rows(
-    impl: str, repeat: int, plan: list[tuple[float, float, float, str]], reference: float = 1000
-) -> list[dict]:
-    """plan: (fraction, achieved share of offered, p99 ms, status) per step; p50 = p99 / 4."""
-    rows = []
-    for fraction, share, p99, status in plan:
-        offered = open_loop_rate(reference, fraction)
-        base = {
-            "study": "capacity",
-            "scenario": "step",
-            "implementation": impl,
-            "cell_id": f"{impl}-f{fraction}-r{repeat}",
-            "status": status,
-            "repeat": repeat,
-            "fraction": fraction,
-            "offered_rps": offered,
-            "reference_rps": reference,
-            "duration_s": 2.0,
-            **KNOBS,
-        }
-        metrics = {
-            "count": offered * 2.0,
-            "ok": offered * 2.0 * share,
-            "errors": 0.0,
-            "rps": offered * share,
-            "latency_p50": p99 / 4,
-            "latency_p90": p99 / 2,
-            "latency_p99": p99,
-            "server_cpu_us_per_call": 100.0 * repeat,
-            "client_cpu_seconds": 0.5,
-        }
-        rows += [{**base, "metric": m, "value": v, "unit": ""} for m, v in metrics.items()]
-    return rows
+def step(rate: float, repeat: int, p99: float, held: bool = True, bound: bool = False) -> dict:
+    """One step of a generator report, 1 s measured from t = 10 s + 2 s x its index."""
+    return {
+        "offered_rps": rate,
+        "repeat": repeat,
+        "sent_rps": rate,
+        "achieved_rps": rate,
+        "scheduled": int(rate),
+        "ok": int(rate),
+        "failed": 0,
+        "max_lag_ms": 50.0 if bound else 1.0,
+        "generator_cpu_fraction": 0.2,
+        "generator_bound": bound,
+        "held": held and not bound,
+        "why": "" if held else "p99 above the SLO",
+        "measure_s": 1.0,
+        "latency_ms": {
+            "p50": p99 / 4,
+            "p90": p99 / 2,
+            "p99": p99,
+            "p999": p99 * 2,
+            "max": p99 * 3,
+            "n": int(rate),
+        },
+        "latency_from_send_ms": {"p99": p99 / 2},
+        "windows": [
+            {
+                "t": 0.1 * i,
+                "settle": i < 3,
+                "scheduled": rate / 10,
+                "sent": rate / 10,
+                "ok": rate / 10,
+                "failed": 0,
+                "p99_ms": p99,
+                "lag_ms": 1.0,
+            }
+            for i in range(13)
+        ],
+        "errors": {},
+    }
 
 
-HELD = (1.0, 1.0, "ok")  # achieved share, p99 ms, status of a step that holds
+def search(
+    impl: str,
+    knee: tuple[float, float, str],
+    steps: list[dict],
+    n: int = 1,
+    cores_per_call: float = 1e-4,
+) -> capacity.Search:
+    """A Search as capacity.searches reads it; server CPU: cores_per_call x achieved (s/s)."""
+    report = {
+        "config": {"slo_ms": 10, "search_start_rps": 500},
+        "knee": {"low_rps": knee[0], "high_rps": knee[1], "limit": knee[2], "why": "w"},
+        "steps": [],
+    }
+    for i, s in enumerate(steps):
+        s = dict(s, measure_start_unix=10.0 + 2 * i, measure_end_unix=11.0 + 2 * i)
+        report["steps"].append(s)
+    cpu_at = lambda t: 0.0  # noqa: E731 - replaced below through the rows
+    rows = capacity.step_rows(report, cpu_at, Path("x"))
+    if not rows.empty:
+        rows["server_cores"] = cores_per_call * rows["achieved_rps"]
+        rows["server_cpu_us_per_call"] = 1e6 * cores_per_call
+    rows.insert(0, "search", n)
+    rows.insert(0, "implementation", impl)
+    return capacity.Search(impl, n, report, 1, rows)
 
 
-def frame(*parts: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([row for part in parts for row in part])
+def rate_steps(rate: float, p99: float, held: bool = True, bound: bool = False) -> list[dict]:
+    return [step(rate, r, p99, held, bound) for r in (1, 2, 3)]
 
 
-def test_the_knee_is_the_last_step_under_the_slo_and_a_late_recovery_does_not_count():
-    plan = [(0.1, *HELD), (0.5, *HELD), (1.0, 1.0, 9.0, "ok"), (1.3, *HELD)]
-    knee = capacity.knees(capacity.steps(frame(step_rows("a", 1, plan))))
-    fixed = knee[knee["slo"] == capacity.FIXED].iloc[0]
-    assert fixed["knee_rps"] == 500 and not fixed["floor"]
-    assert "p99 9.00 ms above 5.00 ms" in fixed["why"]
-    # The knee lies between 500 and the step that ended it: the table shows that step.
-    assert fixed["past_rps"] == 1000
-    shown = capacity.ranking_table(capacity.ranking(knee))
-    assert shown["first step past it (req/s)"].iloc[0] == "1,000"
+def test_the_server_cpu_of_a_step_is_the_difference_over_its_measured_window():
+    samples = [
+        {"role": "server", "pid": "1", "t": str(t), "cpu_seconds": str(0.5 * t)}
+        for t in (0.0, 1.0, 2.0, 3.0)
+    ] + [{"role": "client", "pid": "2", "t": "1.0", "cpu_seconds": "9"}]
+    cpu_at = capacity.server_cpu_at(samples, start_unix=100.0)
+    assert cpu_at(102.5) - cpu_at(101.0) == pytest.approx(0.75)
+    report = {"steps": [dict(step(1000, 1, 2.0), measure_start_unix=101.0, measure_end_unix=102.0)]}
+    row = capacity.step_rows(report, cpu_at, Path("x")).iloc[0]
+    assert row["server_cores"] == pytest.approx(0.5)
+    assert row["server_cpu_us_per_call"] == pytest.approx(500.0)
 
 
-def test_an_achieved_rate_short_of_offered_ends_the_knee():
-    plan = [(0.1, *HELD), (0.5, 0.95, 1.0, "ok")]
-    knee = capacity.knees(capacity.steps(frame(step_rows("a", 1, plan))))
-    assert set(knee["knee_rps"]) == {100}
-    assert knee["why"].str.contains("achieved 475 of 500").all()
+def test_a_report_without_steps_is_refused_naming_the_file():
+    with pytest.raises(MalformedRawFile, match="c/client.json"):
+        capacity.step_rows({"steps": [{"offered_rps": 1}]}, lambda t: 0.0, Path("c"))
 
 
-def test_a_bound_step_ends_the_knee_as_a_lower_bound_and_all_held_is_one_too():
-    bound = [(0.1, *HELD), (0.5, 1.0, 1.0, "bound"), (1.0, *HELD)]
-    held = [(0.1, *HELD), (0.5, *HELD)]
-    knee = capacity.knees(capacity.steps(frame(step_rows("a", 1, bound), step_rows("b", 1, held))))
-    by = knee[knee["slo"] == capacity.FIXED].set_index("implementation")
-    assert (by.loc["a", "knee_rps"], bool(by.loc["a", "floor"])) == (100, True)
-    assert (by.loc["b", "knee_rps"], bool(by.loc["b", "floor"])) == (500, True)
-    assert "bound" in by.loc["a", "why"]
-    # Neither search ended on a step the server failed: no step bounds either knee above.
-    assert by["past_rps"].isna().all()
+def test_brackets_read_as_the_limit_says():
+    found = [
+        search("py", (2000, 2200, "server"), rate_steps(2000, 3)),
+        search("go", (16000, 0, "generator"), rate_steps(16000, 2)),
+        search("slow", (0, 500, "unplaced"), rate_steps(500, 30, held=False)),
+        search("all", (8000, 0, "search_max"), rate_steps(8000, 2)),
+    ]
+    texts = {b.implementation: b.text() for b in capacity.brackets(found)}
+    assert texts == {
+        "py": "[2,000, 2,200)",
+        "go": "at least 16,000 (generator limit on this machine)",
+        "slow": "below 500 (no rate held)",
+        "all": "at least 8,000 (every rate up to the search's highest held)",
+    }
 
 
-def test_the_relative_slo_is_the_multiple_of_the_lowest_steps_median_p50():
-    # p50 = p99 / 4 = 0.1 ms at the lowest step: relative SLO 1 ms, so 2 ms ends it there.
-    plan = [(0.1, 1.0, 0.4, "ok"), (0.5, 1.0, 2.0, "ok")]
-    knee = capacity.knees(capacity.steps(frame(step_rows("a", 1, plan))))
-    relative = knee[knee["slo"] == capacity.RELATIVE].iloc[0]
-    assert relative["slo_ms"] == pytest.approx(KNOBS["slo_unloaded_multiple"] * 0.1)
-    assert relative["knee_rps"] == 100
-    assert knee[knee["slo"] == capacity.FIXED].iloc[0]["knee_rps"] == 500
+def test_several_searches_give_the_union_of_their_brackets():
+    found = [
+        search("py", (2000, 2200, "server"), []),
+        search("py", (2100, 2300, "server"), [], n=2),
+    ]
+    (b,) = capacity.brackets(found)
+    assert (b.low, b.high, b.searches) == (2000, 2300, 2)
 
 
-def two_servers(fast_last: float, slow_last: float) -> pd.DataFrame:
-    """Two repeats each; 'fast' knees at 1,000 x fast_last, 'slow' at 1,000 x slow_last."""
-
-    def plan(last: float) -> list:
-        return [(0.1, *HELD), (last, *HELD), (last + 0.2, 1.0, 50.0, "ok")]
-
-    return frame(
-        *(
-            step_rows(n, r, plan(x))
-            for n, x in (("fast", fast_last), ("slow", slow_last))
-            for r in (1, 2)
-        )
-    )
-
-
-def test_the_ranking_and_its_sentence_follow_the_data_both_ways():
-    first = capacity.ranking(capacity.knees(capacity.steps(two_servers(0.9, 0.3))))
-    flipped = capacity.ranking(capacity.knees(capacity.steps(two_servers(0.3, 0.9))))
-    assert list(first["implementation"]) == ["fast", "slow"]
-    assert list(flipped["implementation"]) == ["slow", "fast"]
-    assert "**fast** sustains the most offered load, 900" in capacity.knee_sentence(first)
-    assert "**slow** the least, 300" in capacity.knee_sentence(first)
-    assert "**slow** sustains the most offered load, 900" in capacity.knee_sentence(flipped)
-    table = capacity.ranking_table(first)
-    assert table.iloc[0]["server"] == "fast"
-    # Two repeats: an interval, and the sentence says what it covers (50%).
-    assert "[" in table.iloc[0]["req/s at p99 ≤ 5 ms"]
-    assert "50%" in stats.interval_sentence(capacity.interval_summary(first))
-
-
-def test_a_run_without_steps_says_so_everywhere():
-    rows = capacity.steps(frame(step_rows("a", 1, [(0.1, *HELD)])).iloc[:0])
-    table = capacity.ranking(capacity.knees(rows))
-    assert table.empty and capacity.ranking_table(table).empty
-    assert capacity.knee_sentence(table).startswith("No step of any server was measured")
-    assert capacity.bound_sentence(rows) == "No step was measured."
-    assert capacity.floor_sentence(table) == ""
-
-
-def test_no_server_holding_any_step_says_so():
-    plan = [(0.1, 1.0, 50.0, "ok")]
-    table = capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("a", 1, plan)))))
-    assert "No server held even its lowest step" in capacity.knee_sentence(table)
-
-
-def test_a_server_bound_before_any_step_held_is_not_placed_nor_called_failed():
-    held = [(0.1, *HELD), (0.5, 1.0, 50.0, "ok")]
-    bound = [(0.1, 1.0, 1.0, "bound"), (0.5, *HELD)]
-    failed = [(0.1, 1.0, 50.0, "ok")]
-    parts = step_rows("a", 1, held), step_rows("b", 1, bound), step_rows("c", 1, failed)
-    table = capacity.ranking(capacity.knees(capacity.steps(frame(*parts))))
-    sentence = capacity.knee_sentence(table)
-    assert "; c held no step at it" in sentence
-    assert "; b reached a step the load generator could not hold" in sentence
-    shown = capacity.ranking_table(table).set_index("server")["req/s at p99 ≤ 5 ms"]
+def test_servers_rank_only_where_brackets_do_not_overlap_both_ways():
+    apart = [search("a", (3000, 3300, "server"), []), search("b", (2000, 2200, "server"), [])]
+    table = capacity.bracket_table(capacity.brackets(apart))
+    assert list(table["server"]) == ["a", "b"] and list(table.index) == [1, 2]
     assert (
-        shown["b"] == capacity.UNJUDGED
-        and shown["c"] == "< 100 (no step held)"
-        and shown["a"] == "100"
+        capacity.ranking_sentence(capacity.brackets(apart))
+        == "Ranked where brackets do not overlap: **a** > **b**."
     )
-    # Repeats of which one held no step: no rate below the lowest step is reported.
-    one_held = [step_rows("c", 1, failed), step_rows("c", 2, held)]
-    mixed = capacity.ranking(capacity.knees(capacity.steps(frame(*one_held))))
-    assert capacity.ranking_table(mixed)["req/s at p99 ≤ 5 ms"].iloc[0] == (
-        "< 100 (no step held in some repeats)"
+    overlapping = [search("a", (2000, 2300, "server"), []), search("b", (2100, 2200, "server"), [])]
+    table = capacity.bracket_table(capacity.brackets(overlapping))
+    assert list(table.index) == [1, 1]
+    assert "overlap: this run cannot rank them" in capacity.ranking_sentence(
+        capacity.brackets(overlapping)
     )
-    assert "< 100 (no step held in some repeats) req/s" in capacity.knee_sentence(mixed)
-    three = one_held + [step_rows("c", 3, held)]
-    ranked = capacity.ranking(capacity.knees(capacity.steps(frame(*three))))
-    assert capacity.ranking_table(ranked)["req/s at p99 ≤ 5 ms"].iloc[0] == "100 [< 100, 100]"
-    alone = capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("b", 1, bound)))))
+    # A lower bound ranks above a bracket wholly below it, and ties with another lower bound.
+    mixed = [
+        *apart,
+        search("go", (16000, 0, "generator"), []),
+        search("cpp", (8000, 0, "generator"), []),
+    ]
+    ranks = {
+        row.server: rank
+        for rank, row in capacity.bracket_table(capacity.brackets(mixed)).iterrows()
+    }
+    assert ranks == {"go": 1, "cpp": 1, "a": 3, "b": 4}
     assert (
-        capacity.knee_sentence(alone)
-        == "No server's knee at p99 ≤ 5 ms could be placed: b (bound)."
+        "Not told apart (their brackets overlap): **go** and **cpp**."
+        in capacity.ranking_sentence(capacity.brackets(mixed))
     )
 
 
-def test_the_bound_sentence_names_bound_steps_and_says_when_there_are_none():
-    some = capacity.steps(frame(step_rows("a", 1, [(0.1, *HELD), (1.3, 1.0, 1.0, "bound")])))
-    none = capacity.steps(frame(step_rows("a", 1, [(0.1, *HELD), (1.3, *HELD)])))
-    assert capacity.bound_sentence(some).startswith("1 of 2 steps are marked bound")
-    assert "a at 1,300 req/s (repeat 1)" in capacity.bound_sentence(some)
-    assert "none is marked bound" in capacity.bound_sentence(none)
+def test_the_slo_sentence_says_whether_the_slo_sits_clearly_above_the_floor_both_ways():
+    assert "sits 10.0x above it" in capacity.slo_sentence(10, 1.0, 500)
+    assert "only 2.0x the floor" in capacity.slo_sentence(10, 5.0, 500)
+    assert "floor was not measured" in capacity.slo_sentence(10, math.nan, 500)
 
 
-def test_the_floor_sentence_appears_only_with_a_floor():
-    ends = [(0.1, *HELD), (0.5, 1.0, 50.0, "ok")]
+def test_the_floor_is_the_cpp_servers_p99_at_the_common_rate():
+    steps = capacity.all_steps(
+        [search("cpp", (0, 0, "generator"), rate_steps(500, 0.8) + rate_steps(1000, 9))]
+    )
+    assert capacity.floor_ms(steps, 500) == pytest.approx(0.8)
+    assert math.isnan(capacity.floor_ms(steps.assign(implementation="go"), 500))
+
+
+def test_the_bound_sentence_names_generator_limited_searches_and_says_when_none_were():
+    server = [search("py", (2000, 2200, "server"), rate_steps(2000, 3))]
+    text = capacity.bound_sentence(capacity.brackets(server), capacity.all_steps(server))
+    assert text.startswith("The generator kept its schedule") and "0 of 3 steps" in text
+    bound = [*server, search("go", (16000, 0, "generator"), rate_steps(32000, 2, bound=True))]
+    text = capacity.bound_sentence(capacity.brackets(bound), capacity.all_steps(bound))
+    assert text.startswith("The searches of go ended") and "3 of 6 steps" in text
+    assert "lower bound: go at least 16,000 (generator limit on this machine) req/s" in text
+
+
+def test_cpu_per_call_is_compared_only_among_servers_that_held_the_common_rate():
+    found = [
+        search("cheap", (0, 0, "server"), rate_steps(500, 1), cores_per_call=2e-5),
+        search("dear", (0, 0, "server"), rate_steps(500, 1), cores_per_call=1e-4),
+        search("slow", (0, 0, "server"), rate_steps(500, 30, held=False), cores_per_call=5e-5),
+    ]
+    common = capacity.at_common_rate(capacity.all_steps(found), 500)
+    text = capacity.cpu_sentence(common, 500)
+    assert "**cheap** costs its server the least CPU per call, 20.0 µs" in text
+    assert "**dear** the most, 100.0 µs (5.0x)" in text and "slow did not hold that rate" in text
+    none = capacity.at_common_rate(capacity.all_steps(found[2:]), 500)
+    assert "No server held the common rate" in capacity.cpu_sentence(none, 500)
+
+
+def test_per_core_throughput_is_shown_only_at_saturation():
+    saturated = search("py", (2000, 2200, "server"), rate_steps(2000, 3), cores_per_call=4.9e-4)
+    idle = search("go", (16000, 0, "generator"), rate_steps(16000, 3), cores_per_call=2e-5)
+    table = capacity.per_core([saturated, idle], capacity.all_steps([saturated, idle]))
+    assert table.loc["py", "req/s per server core"] == round(2000 / 0.98)
+    assert table.loc["go", "req/s per server core"] == "– (not saturated)"
+
+
+def test_what_was_not_measured_lists_generator_limits_missing_floor_and_short_p999():
+    found = [search("go", (8000, 0, "generator"), rate_steps(8000, 2))]
+    steps = capacity.all_steps(found)
+    missing = capacity.not_measured(capacity.brackets(found), steps, math.nan)
+    assert any("knee of go" in m for m in missing) and any("floor" in m for m in missing)
+    assert any("p99.9" in m for m in missing)
+    server = [search("py", (2000, 2200, "server"), rate_steps(20000, 2), cores_per_call=4.9e-5)]
+    steps = capacity.all_steps(server)
+    cores = capacity.per_core(server, steps)
+    assert capacity.not_measured(capacity.brackets(server), steps, 1.0, cores) == []
+    idle = capacity.per_core(server, steps.assign(server_cores=0.1))
+    assert capacity.not_measured(capacity.brackets(server), steps, 1.0, idle) == [
+        "Throughput per server core of py: never saturated."
+    ]
+
+
+def test_p999_is_shown_only_for_steps_with_the_calls_it_needs():
+    short = capacity.all_steps([search("py", (0, 0, "server"), rate_steps(2000, 3))])
+    assert "p99_9_ms" not in capacity.rate_table(short)
+    assert "not shown for 3 of 3 steps" in capacity.p999_sentence(short)
+    enough = capacity.all_steps([search("py", (0, 0, "server"), rate_steps(20000, 3))])
+    assert capacity.rate_table(enough)["p99_9_ms"].iloc[0] == pytest.approx(6.0)
+    assert capacity.p999_sentence(enough).startswith("p99.9 is shown for every step")
+
+
+def test_the_series_step_is_the_highest_held_rate_of_a_server_limited_search():
+    found = [
+        search(
+            "py", (2000, 2200, "server"), rate_steps(2000, 3) + rate_steps(2200, 30, held=False)
+        ),
+        search("go", (16000, 0, "generator"), rate_steps(16000, 2)),
+    ]
+    shown = capacity.series_step(found)
+    assert (shown["implementation"], shown["offered_rps"]) == ("py", 2000)
     assert (
-        capacity.floor_sentence(
-            capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("a", 1, ends)))))
-        )
-        == ""
+        capacity.series_step([search("s", (0, 500, "unplaced"), rate_steps(500, 30, held=False))])
+        is None
     )
-    held = [(0.1, *HELD), (0.5, *HELD)]
-    text = capacity.floor_sentence(
-        capacity.ranking(capacity.knees(capacity.steps(frame(step_rows("a", 1, held)))))
-    )
-    assert text.startswith("'≥': the knee of a is a lower bound")
 
 
-def test_server_cpu_per_call_is_taken_at_the_knee_step():
-    # server_cpu_us_per_call is 100 x repeat in the constructed rows: median of 100 and 200.
-    table = capacity.ranking(capacity.knees(capacity.steps(two_servers(0.9, 0.3))))
-    assert table.iloc[0]["cpu"].median == pytest.approx(150.0)
+# --- the fixture runs ---------------------------------------------------------------------
 
 
-# --- the fixture run (a real smoke run) ----------------------------------------------------
+def test_the_fixture_run_reads_into_steps_with_server_cpu_and_a_bracket_per_server():
+    found = capacity.searches(FIXTURE)
+    steps = capacity.all_steps(found)
+    assert {s.implementation for s in found} == {"cpp", "go", "grpcio_sync_w1"}
+    assert not steps.empty and (steps["server_cores"] > 0).all()
+    assert all(b.text() for b in capacity.brackets(found))
+    assert "<h2>Capacity: the knee at the SLO</h2>" in capacity.index_html(str(FIXTURE))
 
 
-@pytest.fixture(scope="module")
-def fixture_steps() -> pd.DataFrame:
-    return capacity.steps(frames.read_run(FIXTURE))
-
-
-def test_every_fixture_step_recorded_the_rate_it_was_offered(fixture_steps):
-    assert not fixture_steps.empty
-    for row in fixture_steps.itertuples(index=False):
-        assert row.offered_rps == open_loop_rate(row.reference_rps, row.fraction)
-        assert row.duration_s >= 1
-
-
-def test_the_fixture_gives_a_knee_or_says_why_not_for_every_server(fixture_steps):
-    knee = capacity.knees(fixture_steps)
-    assert set(knee["implementation"]) == set(fixture_steps["implementation"])
-    assert knee["why"].str.len().gt(0).all()
-    assert not math.isnan(knee["slo_ms"].sum())
-
-
-def test_the_index_lists_the_ranking_for_a_capacity_run_and_nothing_otherwise():
-    assert "Capacity: sustainable req/s" in capacity.index_html(str(FIXTURE))
-    assert capacity.index_html(str(REPO / "tests" / "data" / "runs" / "hello_fixture")) == ""
-
-
-def write_ghz(folder: Path, calls: int) -> None:
-    """A ghz.json.gz whose details list `calls` successful calls of 1..calls microseconds."""
-    folder.mkdir(parents=True)
-    details = [{"latency": 1000 * (i + 1), "status": "OK"} for i in range(calls)]
-    with gzip.open(folder / "ghz.json.gz", "wt") as out:
-        json.dump({"details": details + [{"latency": 1, "status": "Unavailable"}]}, out)
-
-
-def test_p999_is_shown_where_the_step_recorded_enough_calls_and_not_elsewhere(tmp_path):
-    enough, few = stats.samples_needed(capacity.P999), stats.samples_needed(0.99)
-    plan = [(0.1, *HELD), (0.5, *HELD)]
-    rows = capacity.steps(frame(step_rows("a", 1, plan)))
-    for cell_id, calls in zip(rows["cell_id"], (few, enough), strict=True):
-        write_ghz(tmp_path / "capacity" / cell_id, calls)
-    shown = capacity.with_p999(rows, tmp_path)
-    assert math.isnan(shown["latency_p99.9"].iloc[0])
-    # The failed call is not a latency: p99.9 of 1..enough us is just under enough us.
-    assert shown["latency_p99.9"].iloc[1] == pytest.approx(enough * 0.999 / 1000, rel=1e-3)
-    assert list(shown["p999_samples"]) == [few, enough]
-    assert capacity.p999_sentence(shown).startswith("p99.9 is shown for 1 of 2 steps")
-    # step_rows' steps make 2 s x the offered rate of calls: fewer than p99.9 needs here.
-    assert capacity.p999_sentence(shown).endswith(
-        f"Of the others, 1 made fewer calls (as few as {int(rows['count'].iloc[0]):,})."
-    )
-    # A step that made enough calls but whose raw file kept too few is told apart.
-    busy = shown.assign(count=float(enough))
-    assert (
-        f"1 made that many calls but kept fewer successful per-call latencies in their raw "
-        f"file, a thinned sample (as few as {few:,})" in capacity.p999_sentence(busy)
-    )
-    both = capacity.with_p999(rows.iloc[1:], tmp_path)
-    assert capacity.p999_sentence(both).startswith("p99.9 is shown for every step")
-    assert "p99_9_ms" in capacity.step_table(shown).columns
-    # Where no step recorded enough calls the column is left out, not shown empty.
-    assert "p99_9_ms" not in capacity.step_table(shown.iloc[:1]).columns
-    assert capacity.p999_sentence(rows.iloc[:0]) == "No step was measured."
-
-
-def test_the_knee_star_sits_on_the_slo_at_the_median_knee_and_not_without_one():
-    knee = capacity.knees(capacity.steps(two_servers(0.9, 0.3)))
-    assert capacity.knee_point(knee, "fast") == (900.0, KNOBS["slo_ms"])
-    none = capacity.knees(capacity.steps(frame(step_rows("a", 1, [(0.1, 1.0, 50.0, "ok")]))))
-    assert capacity.knee_point(none, "a") is None
-
-
-def test_a_bound_probe_is_named_and_no_sentence_without_one():
-    cells = pd.DataFrame(
-        {
-            "scenario": ["probe", "probe", "step"],
-            "implementation": ["go", "grpc_aio", "grpc_aio"],
-            "status": ["bound", "ok", "bound"],
-        }
-    )
-    sentence = capacity.probe_sentence(cells)
-    assert sentence.startswith("The closed-loop probe of go was bound")
-    assert "grpc_aio" not in sentence
-    assert capacity.probe_sentence(cells.assign(status="ok")) == ""
+def test_an_old_ladder_run_is_named_and_not_analysed():
+    cells = frames.read_cells(LADDER)
+    assert capacity.searches(LADDER) == [] and capacity.index_html(str(LADDER)) == ""
+    assert "old ghz ladder" in capacity.old_ladder(cells[cells["study"] == "capacity"])
+    assert capacity.old_ladder(cells.iloc[0:0]) == ""

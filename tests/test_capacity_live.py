@@ -1,7 +1,8 @@
-"""The capacity study's method on real processes: open-loop ghz (perflab.host.ghz.ghz_argv with
-LoadSpec.rps) shows a server's stall in every call scheduled during it, where closed loop
-hides it (coordinated omission); the runner resolves a step's rate from its probe cell and
-marks `bound` a step whose rate ghz could not send."""
+"""Open-loop ghz on real processes (perflab.host.ghz.ghz_argv with LoadSpec.rps), the method
+the capacity study used before its own generator: a server's stall shows in every call
+scheduled during it, where closed loop hides it (coordinated omission); the runner resolves a
+step's rate from its probe cell and marks `bound` a step whose rate ghz could not send. And
+the capacity pages: a run of the generator, and a run of the old ghz ladder."""
 
 from __future__ import annotations
 
@@ -141,20 +142,36 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_capacity_page_has_its_plot_ranking_and_steps(rendered):
     html = (rendered / "capacity.html").read_text()
     for heading in (
-        "Latency against offered load",
-        "Sustainable req/s at the SLO, and server CPU per call",
-        "Every step",
-        "Why each knee ended",
+        "The knee at the SLO",
+        "Latency against achieved rate",
+        "One step over time",
+        "Server CPU per call at the common rate",
+        "Throughput per server core at saturation",
+        "What this machine could not measure",
+        "Every rate",
         "Errors and failed cells",
     ):
         assert heading in html
     assert "Traceback (most recent call last)" not in html
     assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html
     assert not overclaimed_intervals(html)
-    assert (rendered / "figures" / "capacity_latency_vs_offered.png").stat().st_size > 10_000
+    assert (rendered / "figures" / "capacity_latency_vs_achieved.png").stat().st_size > 10_000
 
 
 def test_the_index_lists_the_capacity_ranking_after_the_verdicts(rendered):
     html = (rendered / "index.html").read_text()
-    assert html.index("Capacity: sustainable req/s at the SLO") > html.index("Verdicts")
+    assert html.index("Capacity: the knee at the SLO") > html.index("Verdicts")
     assert "Traceback (most recent call last)" not in html
+
+
+LADDER = REPO / "tests" / "data" / "runs" / "capacity_ladder_fixture"
+
+
+def test_a_run_of_the_old_ghz_ladder_still_renders_and_says_what_it_was(tmp_path):
+    run = tmp_path / "data" / LADDER.name
+    shutil.copytree(LADDER, run)
+    render_run(run, REPO / "data" / "reference", tmp_path / "reports", REPO / "notebooks")
+    html = (tmp_path / "reports" / "capacity.html").read_text()
+    assert "measured with the old ghz ladder" in html
+    assert "Traceback (most recent call last)" not in html
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html

@@ -119,6 +119,18 @@ def test_cell_json_records_the_port_and_host_the_server_listened_on(runner):
 
 
 @pytest.mark.live
+def test_cell_json_records_where_the_cells_time_went(runner):
+    """Phase times add up to the cell's total; a load that never ran measured no window."""
+    record = runner.run(spec("serves"))
+    assert record.status == "failed"  # no ghz in the scratch home
+    phases = json.loads((runner.cell_dir(spec("serves")) / "cell.json").read_text())["phases"]
+    assert phases["ready"] > 0  # a Python process's start to its READY line
+    assert phases["window"] == 0.0
+    parts = sum(phases[k] for k in ("server_start", "ready", "warmup", "load", "teardown"))
+    assert parts == pytest.approx(phases["total"], abs=0.005)
+
+
+@pytest.mark.live
 def test_complete_cell_is_skipped_on_rerun(runner):
     first = runner.run(spec("crash"))
     before = (runner.cell_dir(spec("crash")) / "cell.json").read_text()

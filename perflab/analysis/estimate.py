@@ -1,20 +1,128 @@
-"""How long a run will measure, said before it starts: each planned cell as long as the
-same configuration took in the committed reference run of the topology (a configuration
-the reference lacks: its study's median cell there), plus Ansible's task around each cell,
-plus the most the adaptive rounds may take."""
+"""How long a run will measure, said before it starts, priced from the committed reference
+run of the topology:
+
+- a cell whose load is configured in seconds (warm-up and measured duration) costs those
+  seconds plus its implementation's overhead in the reference (what its cells there took
+  beyond their configured seconds: start, ready, connect, drain, teardown; the study's
+  when the implementation is not there);
+- a cell sized otherwise (calls, bytes, orders) costs what the same configuration took in
+  the reference, and when the reference lacks it, the median cell of its implementation
+  (or study) there: priced by analogy, and counted as such;
+- plus the reference's median gap between two cells per cell, its median handover per
+  study, and the most the adaptive rounds may take.
+"""
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from perflab.analysis.adaptive import CELL_OVERHEAD_S, latest_rounds, round_records
 from perflab.contract.adaptive import configuration_of
+from perflab.contract.cell import cell_dirs
+from perflab.contract.phases import (
+    PhaseTimes,
+    TimedCell,
+    seconds_between,
+)
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
 UNKNOWN_CELL_S = 5.0
+
+
+def configured_seconds(spec: dict[str, Any]) -> float | None:
+    """The seconds a cell's load is configured to take (warm-up plus measured duration),
+    or None when it is sized in calls, bytes or orders instead."""
+    load = spec.get("load", {})
+    if load.get("kind") != "ghz" or not load.get("duration_s") or load.get("total"):
+        return None
+    if load.get("warmup_total"):
+        return None
+    return float(load.get("warmup_s") or 0.0) + float(load["duration_s"])
+
+
+@dataclass
+class ReferenceTimes:
+    """What the reference run's cells took, keyed the ways a planned cell is priced."""
+
+    name: str
+    by_configuration: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    by_study: dict[str, list[float]] = field(default_factory=dict)
+    overhead_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    overhead_by_study: dict[str, list[float]] = field(default_factory=dict)
+    gap_s: float = 0.0
+    handover_s: float = 0.0
+
+    @classmethod
+    def read(cls, run_dir: Path) -> ReferenceTimes:
+        times = cls(run_dir.name, defaultdict(list), defaultdict(list), defaultdict(list))
+        times.overhead_by_implementation = defaultdict(list)
+        times.overhead_by_study = defaultdict(list)
+        timed = []
+        for folder in cell_dirs(run_dir):
+            record = json.loads((folder / "cell.json").read_text())
+            if not (record.get("start") and record.get("end")):
+                continue
+            # Only the cell's total and its place in time count here: no raw file is read.
+            total = seconds_between(record["start"], record["end"])
+            timed.append(
+                TimedCell(record["study"], record["start"], record["end"], PhaseTimes(total=total))
+            )
+            times.add(record, total)
+        gaps = split_between(timed)
+        times.gap_s = statistics.median(gaps["gap"]) if gaps["gap"] else 0.0
+        times.handover_s = statistics.median(gaps["handover"]) if gaps["handover"] else 0.0
+        return times
+
+    def add(self, record: dict[str, Any], total: float) -> None:
+        study, implementation = record["study"], record["implementation"]
+        self.by_configuration[(study, configuration_of(record["cell_id"]))].append(total)
+        self.by_implementation[(study, implementation)].append(total)
+        self.by_study[study].append(total)
+        configured = configured_seconds(record.get("spec", {}))
+        if configured is not None:
+            self.overhead_by_implementation[(study, implementation)].append(total - configured)
+            self.overhead_by_study[study].append(total - configured)
+
+
+def split_between(cells: list[TimedCell]) -> dict[str, list[float]]:
+    """Each gap between two consecutive cells, as "gap" (same study) or "handover"."""
+    cells = sorted(cells, key=lambda c: c.start)
+    found: dict[str, list[float]] = {"gap": [], "handover": []}
+    for before, after in zip(cells, cells[1:], strict=False):
+        kind = "gap" if before.study == after.study else "handover"
+        found[kind].append(max(seconds_between(before.end, after.start), 0.0))
+    return found
+
+
+@dataclass(frozen=True)
+class Price:
+    seconds: float
+    how: str  # "durations", "configuration", "analogy", "guess"
+
+
+def price(spec: dict[str, Any], reference: ReferenceTimes) -> Price:
+    """One planned cell's seconds, and how they were found."""
+    study, implementation = spec["study"], spec.get("implementation", "")
+    configured = configured_seconds(spec)
+    overheads = reference.overhead_by_implementation.get(
+        (study, implementation)
+    ) or reference.overhead_by_study.get(study)
+    if configured is not None and overheads:
+        return Price(configured + statistics.median(overheads), "durations")
+    same = reference.by_configuration.get((study, configuration_of(spec["cell_id"])))
+    if same:
+        return Price(statistics.median(same), "configuration")
+    similar = reference.by_implementation.get((study, implementation)) or reference.by_study.get(
+        study
+    )
+    if similar:
+        return Price(statistics.median(similar), "analogy")
+    return Price(UNKNOWN_CELL_S, "guess")
 
 
 @dataclass(frozen=True)
@@ -23,10 +131,16 @@ class Estimate:
     adaptive_minutes: float
     reference: str
     guessed_studies: list[str]
+    # How many cells were priced each way ("durations", "configuration", "analogy", "guess").
+    priced: dict[str, int] = field(default_factory=dict)
 
     @property
     def minutes(self) -> float:
         return sum(self.minutes_by_study.values()) + self.adaptive_minutes
+
+    @property
+    def cells(self) -> int:
+        return sum(self.priced.values())
 
     def sentence(self) -> str:
         parts = ", ".join(f"{study} {m:.1f}" for study, m in self.minutes_by_study.items())
@@ -35,10 +149,15 @@ class Estimate:
             if self.guessed_studies
             else ""
         )
+        hours = f" ({self.minutes / 60:.1f} h)" if self.minutes >= 120 else ""
         return (
-            f"expected measuring time about {self.minutes:.0f} min: {parts} min, plus at "
-            f"most {self.adaptive_minutes:.0f} min of adaptive rounds (cells as long as in "
-            f"reference run {self.reference}{guessed})"
+            f"expected measuring time about {self.minutes:.0f} min{hours}: {parts} min, plus "
+            f"at most {self.adaptive_minutes:.0f} min of adaptive rounds; of {self.cells} "
+            f"cells, {self.priced.get('durations', 0)} priced from their configured seconds "
+            f"and reference run {self.reference}'s overhead, "
+            f"{self.priced.get('configuration', 0)} from the same configuration there, "
+            f"{self.priced.get('analogy', 0)} by analogy (the median cell of their "
+            f"implementation or study there){guessed}"
         )
 
 
@@ -46,24 +165,30 @@ def estimate(
     cells: dict[str, list[dict]], reference_run: Path, adaptive_minutes: float
 ) -> Estimate:
     """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts)."""
-    took = {
-        key: latest.seconds for key, latest in latest_rounds(round_records(reference_run)).items()
-    }
-    by_study: dict[str, list[float]] = defaultdict(list)
-    for (study, _), seconds in took.items():
-        by_study[study].append(seconds)
+    reference = ReferenceTimes.read(reference_run)
     minutes: dict[str, float] = {}
+    priced: dict[str, int] = defaultdict(int)
     guessed = []
     for study, specs in cells.items():
-        typical = statistics.median(by_study[study]) if by_study[study] else UNKNOWN_CELL_S
-        if not by_study[study]:
+        seconds = reference.handover_s if specs else 0.0
+        hows = set()
+        for spec in specs:
+            found = price({"study": study, **spec}, reference)
+            priced[found.how] += 1
+            hows.add(found.how)
+            seconds += found.seconds + reference.gap_s
+        if "guess" in hows:
             guessed.append(study)
-        seconds = sum(
-            took.get((study, configuration_of(spec["cell_id"])), typical) + CELL_OVERHEAD_S
-            for spec in specs
-        )
         minutes[study] = seconds / 60
-    return Estimate(minutes, adaptive_minutes, reference_run.name, guessed)
+    return Estimate(minutes, adaptive_minutes, reference_run.name, guessed, dict(priced))
+
+
+def measured_minutes(run_dir: Path) -> float:
+    """What a run's measuring took, first cell start to last cell end (to set beside its
+    estimate)."""
+    from perflab.contract.phases import run_split
+
+    return run_split(run_dir).wall / 60
 
 
 def reference_for(topology: str, reference_dir: Path) -> Path | None:

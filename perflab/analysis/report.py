@@ -131,6 +131,18 @@ def render_run(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: Pat
     return pages
 
 
+def measuring_words(manifest: dict) -> str:
+    """The measuring time and the share of it inside measured windows, when the manifest
+    has the split (runs collected before it do not)."""
+    measuring = manifest.get("measuring")
+    if not measuring or not measuring.get("wall_s"):
+        return ""
+    return (
+        f": {measuring['wall_s'] / 60:.1f} min measuring, {measuring['efficiency']:.0%} of it "
+        f"inside measured windows ({measuring['window_s'] / 60:.1f} min)"
+    )
+
+
 def manifest_markdown(manifest: dict) -> str:
     """The run in a few lines: id, profile, topology, sha, when, load generator."""
     cal = manifest.get("calibration") or {}
@@ -138,7 +150,7 @@ def manifest_markdown(manifest: dict) -> str:
         f"- run **{manifest['run_id']}**, profile **{manifest['profile']}**, "
         f"topology **{manifest['topology']}**",
         f"- git `{manifest['git_sha']}`",
-        f"- from {manifest['start']} to {manifest['end']} (UTC)",
+        f"- from {manifest['start']} to {manifest['end']} (UTC){measuring_words(manifest)}",
     ]
     if cal:
         lines.append(

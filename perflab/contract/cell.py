@@ -142,6 +142,9 @@ class CellRecord:
     # the manifest names the code the cells ran, not the checkout that collected them.
     code_revision: str = ""
     notes: list[str] = field(default_factory=list)
+    # Seconds of each phase (perflab.contract.phases); cells recorded before it have none,
+    # and their times are read back from their raw files.
+    phases: dict[str, float] = field(default_factory=dict)
 
     @staticmethod
     def revision_of(src: Path) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.cell import cell_dirs
+from perflab.contract.phases import manifest_entry, run_split
 from perflab.contract.rounds import ROUND_RULE, round_seed
 from perflab.host.impls import HostPaths
 
@@ -217,4 +218,6 @@ def build_manifest(
             "rule": ROUND_RULE,
             "seeds": {study: round_seed(run_dir.name, study) for study in studies},
         },
+        # Where the measuring time went, per study and in parts (perflab.contract.phases).
+        "measuring": manifest_entry(run_split(run_dir)),
     }

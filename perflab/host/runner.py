@@ -21,11 +21,13 @@ from pathlib import Path
 from perflab.contract.bounds import BOUND_FRACTION
 from perflab.contract.cell import CellRecord, CellSpec
 from perflab.contract.parsers import (
+    MalformedRawFile,
     ghz_error_messages,
     parse_ghz,
     read_raw_text,
     terminating_signal,
 )
+from perflab.contract.phases import PhaseClock, measured_window
 from perflab.host.agent_client import AgentError, RemoteServer, read_token
 from perflab.host.ghz import (
     ghz_argv,
@@ -206,6 +208,8 @@ class CellRunner:
         self.server_host = server_host
         # The run's agent token: read when a cell asks the agent, never written to a record.
         self.agent_token_file = agent_token_file
+        # The running cell's phase marks (one cell at a time per runner).
+        self.clock = PhaseClock()
 
     def env(self) -> dict[str, str]:
         return server_env(self.paths)
@@ -231,6 +235,7 @@ class CellRunner:
         return record
 
     def _execute(self, spec: CellSpec, work: Path) -> CellRecord:
+        self.clock = PhaseClock()
         pinning = plan_pinning()
         record = self._open_record(spec, pinning)
         sampler = ResourceSampler(work / "resources.csv")
@@ -242,8 +247,10 @@ class CellRunner:
         try:
             dependencies = self._start_dependencies(spec, sampler, record)
             proxies = self._start_proxies(spec, work)
+            self.clock.mark("server")
             server = self._start_server(spec, pinning, work, sampler)
             load_proxy = start_load_proxy(self.paths.bin / "toxiproxy-server", spec, work, sampler)
+            self.clock.mark("ready")
             target = load_proxy.listen if load_proxy else f"{spec.server.host}:{spec.server.port}"
             self._load(spec, target, pinning, work, sampler, record)
         except (CellFailed, LaunchError, AgentError) as exc:
@@ -256,8 +263,20 @@ class CellRunner:
             # What actually ran: the port and host the server listened on (filled in by the
             # start, after the record was opened) and the options the proxies set.
             record.spec = json.loads(spec.to_json())
+            record.phases = self._phase_times(spec, work)
             record.end = now_iso()
         return record
+
+    def _phase_times(self, spec: CellSpec, work: Path) -> dict[str, float]:
+        """Where the cell's time went (perflab.contract.phases); a tool that failed mid-run
+        ended when its error came."""
+        if "load" in self.clock.marks and "load_end" not in self.clock.marks:
+            self.clock.mark("load_end")
+        try:
+            window = measured_window(work, spec.load.kind)
+        except MalformedRawFile:
+            window = 0.0  # the cell failed on that file already: no window it can vouch for
+        return self.clock.times(window).as_dict()
 
     def _open_record(self, spec: CellSpec, pinning: Pinning) -> CellRecord:
         """The cell's record as it starts: status "ok" until something says otherwise."""
@@ -420,6 +439,7 @@ class CellRunner:
         )
         (work / "client.argv.json").write_text(json.dumps(argv))
         sampler.phase("measure")
+        self.clock.mark("load")
         run_tool(
             timed(pinned(argv, pinning.client_cpus, pinning), "time.txt"),
             work,
@@ -428,6 +448,7 @@ class CellRunner:
             sampler,
             env=self.env(),
         )
+        self.clock.mark("load_end")
         sampler.phase("stop")
 
     def _load_ghz(
@@ -460,6 +481,7 @@ class CellRunner:
             run_tool(argv("warmup.json", True), work, "warmup.log", spec.load.timeout_s, sampler)
             (work / "warmup.json").unlink(missing_ok=True)  # discarded by the rules
         sampler.phase("measure")
+        self.clock.mark("load")
         run_tool(
             timed(argv("ghz.json", False), "time.txt"),
             work,
@@ -467,6 +489,7 @@ class CellRunner:
             spec.load.timeout_s,
             sampler,
         )
+        self.clock.mark("load_end")
         sampler.phase("stop")
         measured = {m.metric: m.value for m in parse_ghz((work / "ghz.json").read_text())}
         if not measured["ok"]:

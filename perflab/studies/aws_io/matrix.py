@@ -187,8 +187,14 @@ class Matrix(ServerTable):
     )
 
     def endpoints(self) -> dict[str, str]:
-        """What the servers are told to talk to (their options)."""
-        return {"s3_endpoint": self.s3_endpoint, "bucket": self.bucket, "mongo_uri": self.mongo_uri}
+        """What the servers are told to talk to (their options). A latency proxy replaces
+        mongo_uri only: the server prepares and cleans up through admin_mongo_uri, direct."""
+        return {
+            "s3_endpoint": self.s3_endpoint,
+            "bucket": self.bucket,
+            "mongo_uri": self.mongo_uri,
+            "admin_mongo_uri": self.mongo_uri,
+        }
 
 
 def latency_proxies(matrix: Matrix, profile: str) -> list[dict[str, Any]]:

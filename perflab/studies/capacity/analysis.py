@@ -1,10 +1,10 @@
-"""The capacity study's analysis: latency against offered load, the knee, CPU per call.
+"""The capacity study's analysis: each server's knee as a searched bracket, who was the limit
+of every step, the generator's latency floor, and what a call costs the server in CPU.
 
-Works on `frames.read_run` rows of study "capacity". Step cells carry everything the analysis
-needs in their params, recorded when they ran: `fraction` of the probe's closed-loop req/s,
-`offered_rps` (what ghz was told to send), `reference_rps` (the probe's rate), the measured
-`duration_s`, and the knobs they are judged by (`slo_ms`, `slo_unloaded_multiple`,
-`achieved_within`). Nothing here re-derives a rate.
+Reads the search cells (scenario `search`): the generator's client.json (its steps, rates
+and knee, servers/go/capacity_load) and the cell's resources.csv (server CPU, put on the
+generator's clock by the cell's start time). Runs recorded before the generator (a
+closed-loop ghz probe, then ghz steps at fractions of it) are named, not analysed.
 """
 
 from __future__ import annotations
@@ -12,483 +12,534 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.analysis import stats
-from perflab.analysis.frames import read_run as load_run
-from perflab.contract.parsers import read_raw_text
+from perflab.contract.cell import iter_cells
+from perflab.contract.parsers import MalformedRawFile, read_raw_text, resources_frame_rows
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 STUDY = "capacity"
-STEP = "step"
-PARAMS = ["fraction", "offered_rps", "reference_rps", "duration_s"]
-KNOBS = ["slo_ms", "slo_unloaded_multiple", "achieved_within"]
-METRICS = [
-    "count",
-    "ok",
-    "errors",
-    "rps",
-    "latency_p50",
-    "latency_p90",
-    "latency_p99",
-    "server_cpu_us_per_call",
-    "client_cpu_seconds",
-]
-# The two SLOs every server is judged at.
-FIXED, RELATIVE = "fixed", "relative"
-
-
-def steps(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per step cell: its params, status, and the metrics it measured (NaN where a
-    failed cell measured none), plus the sent rate and server CPU-seconds per 1,000 calls."""
-    import pandas as pd
-
-    rows = frame[(frame["study"] == STUDY) & (frame["scenario"] == STEP)]
-    if rows.empty:
-        return pd.DataFrame(columns=["implementation", "repeat", "status", *PARAMS, *METRICS])
-    keys = ["cell_id", "implementation", "repeat", "status", *PARAMS, *KNOBS]
-    wide = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
-    wide = wide.reindex(columns=METRICS).reset_index()
-    wide.columns.name = None
-    for name in [*PARAMS, *KNOBS, "repeat"]:
-        wide[name] = wide[name].astype(float)
-    wide["sent_rps"] = wide["count"] / wide["duration_s"]
-    wide["server_cpu_s_per_1000"] = wide["server_cpu_us_per_call"] / 1000
-    return wide.sort_values(["implementation", "repeat", "fraction"], ignore_index=True)
-
-
-# ghz reports percentiles up to p99; p99.9 comes from the per-call records it wrote, where
-# they are enough for it (stats.samples_needed(0.999)).
+SEARCH = "search"
+OLD_SCENARIOS = ("probe", "step")
+# The SLO must sit at least this many times above the generator's floor for a step's
+# failure to be the server's latency, not the generator's own.
+SLO_MARGIN = 3.0
+# A server using at least this share of its pinned CPUs is saturated.
+SATURATED = 0.9
 P999 = 0.999
 
 
-def ok_latencies_ms(cell_dir: Path) -> list[float]:
-    """The latencies (ms) of the successful calls ghz.json lists (perflab keeps an evenly
-    spaced sample of at most perflab.host.ghz.DETAILS_KEPT of them)."""
-    details = json.loads(read_raw_text(cell_dir / "ghz.json")).get("details") or []
-    return [d["latency"] / 1e6 for d in details if d.get("status") == "OK"]
+@dataclass(frozen=True)
+class Search:
+    """One search cell: the server, which search it was, its generator report."""
+
+    implementation: str
+    search: int
+    report: dict[str, Any]
+    server_cpus: int
+    steps: pd.DataFrame
 
 
-def with_p999(step_rows: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:
-    """Adds `latency_p99.9` (ms) from each step's per-call records where they hold enough
-    calls for it, NaN elsewhere; `p999_samples` is how many there were."""
+def unix(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+
+
+def server_cpu_at(samples: list[dict[str, str]], start_unix: float) -> Any:
+    """A function (t_unix -> server CPU-seconds so far, summed over its processes),
+    interpolated between the 100 ms samples."""
     import numpy as np
 
-    values, counts = [], []
-    for row in step_rows.itertuples(index=False):
-        folder = Path(run_dir) / STUDY / str(row.cell_id)
-        latencies = ok_latencies_ms(folder) if row.status != "failed" else []
-        counts.append(len(latencies))
-        supported = stats.percentile_supported(P999, len(latencies))
-        values.append(float(np.percentile(latencies, 100 * P999)) if supported else math.nan)
-    return step_rows.assign(**{"latency_p99.9": values, "p999_samples": counts})
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for row in samples:
+        if row["role"] == "server":
+            ts, cpu = series.setdefault(row["pid"], ([], []))
+            ts.append(start_unix + float(row["t"]))
+            cpu.append(float(row["cpu_seconds"]))
+    return lambda t: sum(float(np.interp(t, ts, cpu)) for ts, cpu in series.values())
 
 
-def p999_sentence(step_rows: pd.DataFrame) -> str:
-    """Markdown: for how many steps p99.9 is shown, and what it needs."""
-    if step_rows.empty:
-        return "No step was measured."
-    need = stats.samples_needed(P999)
-    shown = int(step_rows["latency_p99.9"].notna().sum()) if "latency_p99.9" in step_rows else 0
-    if shown == len(step_rows):
-        return f"p99.9 is shown for every step: each recorded at least {need:,} calls."
-    missing = step_rows[step_rows["p999_samples"] < need]
-    made = missing[missing["count"] >= need]
-    short = missing[missing["count"] < need]
-    why = []
-    if not made.empty:
-        why.append(
-            f"{len(made)} made that many calls but kept fewer successful per-call latencies "
-            f"in their raw file, a thinned sample (as few as {int(made['p999_samples'].min()):,})"
-        )
-    if not short.empty:
-        why.append(f"{len(short)} made fewer calls (as few as {int(short['count'].min()):,})")
+STEP_COLUMNS = [
+    "offered_rps",
+    "repeat",
+    "sent_rps",
+    "achieved_rps",
+    "scheduled",
+    "ok",
+    "failed",
+    "max_lag_ms",
+    "generator_cpu_fraction",
+    "generator_bound",
+    "held",
+    "why",
+    "measure_s",
+]
+
+
+def step_rows(report: dict[str, Any], cpu_at: Any, folder: Path) -> pd.DataFrame:
+    """The report's steps, one row each, with their latency percentiles (ms, from intended
+    send; `send_p99` from the actual send) and the server's CPU over the measured window."""
+    import pandas as pd
+
+    rows = []
+    try:
+        for step in report["steps"]:
+            row = {key: step[key] for key in STEP_COLUMNS}
+            for name, value in step["latency_ms"].items():
+                row[f"latency_{name}"] = value
+            row["send_p99"] = step["latency_from_send_ms"]["p99"]
+            cpu = cpu_at(step["measure_end_unix"]) - cpu_at(step["measure_start_unix"])
+            row["server_cores"] = cpu / step["measure_s"]
+            row["server_cpu_us_per_call"] = 1e6 * cpu / step["ok"] if step["ok"] else math.nan
+            row["window_series"] = step["windows"]
+            row["errors"] = step.get("errors") or {}
+            rows.append(row)
+    except (KeyError, TypeError) as exc:
+        raise MalformedRawFile(
+            folder / "client.json", f"not a capacity_load report ({exc})"
+        ) from exc
+    return pd.DataFrame(rows)
+
+
+def searches(run_dir: str | Path) -> list[Search]:
+    """Every search cell that wrote its report; a failed one is counted by the page's
+    status table and failures, not here."""
+    found = []
+    for folder, record in iter_cells(run_dir, STUDY):
+        if record["scenario"] != SEARCH or record["status"] == "failed":
+            continue
+        raw = folder / "client.json"
+        report = json.loads(read_raw_text(raw))
+        samples = resources_frame_rows(read_raw_text(folder / "resources.csv"))
+        cpu_at = server_cpu_at(samples, unix(record["start"]))
+        cpus = len((record.get("pinning") or {}).get("server_cpus") or []) or 1
+        steps = step_rows(report, cpu_at, folder)
+        steps.insert(0, "search", int(record["repeat"]))
+        steps.insert(0, "implementation", str(record["implementation"]))
+        found.append(Search(record["implementation"], int(record["repeat"]), report, cpus, steps))
+    return found
+
+
+def old_ladder(study_cells: pd.DataFrame) -> str:
+    """Markdown: that the run's capacity cells were measured with the old ghz ladder; ''
+    when it has none."""
+    if study_cells.empty or not study_cells["scenario"].isin(OLD_SCENARIOS).any():
+        return ""
+    count = int(study_cells["scenario"].isin(OLD_SCENARIOS).sum())
     return (
-        f"p99.9 is shown for {shown} of {len(step_rows)} steps: it needs {need:,} per-call "
-        f"latencies (the project's percentile rule). Of the others, {'; '.join(why)}."
+        f"This run's {count} capacity cells were measured with the old ghz ladder (a "
+        "closed-loop probe per server, then open-loop ghz steps at fractions of its rate). "
+        "That method measured ghz as much as the servers (issue 28: ghz timed calls from "
+        "its own sends, fell behind above half the probe's rate, and each step paid for a "
+        "new process and connection), so this page does not analyse those cells; "
+        "runs from the capacity_load generator on are analysed below."
     )
 
 
-def unloaded_p50(step_rows: pd.DataFrame) -> pd.Series:
-    """Per server, the median p50 of its lowest step: the server all but idle."""
-    lowest = step_rows[
-        step_rows["fraction"] == step_rows.groupby("implementation")["fraction"].transform("min")
-    ]
-    return lowest.groupby("implementation")["latency_p50"].median()
+def all_steps(found: list[Search]) -> pd.DataFrame:
+    import pandas as pd
+
+    if not found:
+        return pd.DataFrame(columns=["implementation", "search", *STEP_COLUMNS])
+    return pd.concat([s.steps for s in found], ignore_index=True)
 
 
-def slo_ms(step_rows: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """{server: {FIXED: ms, RELATIVE: ms}}: the fixed SLO and the unloaded-p50 multiple."""
-    base = unloaded_p50(step_rows)
-    out = {}
-    for impl, group in step_rows.groupby("implementation"):
-        fixed = float(group["slo_ms"].iloc[0])
-        relative = float(group["slo_unloaded_multiple"].iloc[0]) * float(base.get(impl, math.nan))
-        out[str(impl)] = {FIXED: fixed, RELATIVE: relative}
-    return out
+def slo_ms(found: list[Search]) -> float:
+    return float(found[0].report["config"]["slo_ms"]) if found else math.nan
+
+
+def common_rps(found: list[Search]) -> float:
+    """Every search's first rate (the matrix's search_start_rps)."""
+    return float(found[0].report["config"]["search_start_rps"]) if found else math.nan
+
+
+def floor_ms(steps: pd.DataFrame, rate: float, reference: str = "cpp") -> float:
+    """The generator's latency floor: the median p99 of the C++ server's steps at the
+    common (low) rate; NaN when the run has none."""
+    mine = steps[(steps["implementation"] == reference) & (steps["offered_rps"] == rate)]
+    return float(mine["latency_p99"].median()) if not mine.empty else math.nan
+
+
+def slo_sentence(slo: float, floor: float, rate: float) -> str:
+    """Markdown: the fixed SLO and the floor, and whether the SLO sits clearly above it."""
+    if slo != slo:
+        return "No search was measured."
+    if floor != floor:
+        return (
+            f"The SLO is p99 ≤ {slo:g} ms. The generator's floor was not measured (the run "
+            "has no C++ search), so whether the SLO sits above it is not known."
+        )
+    said = (
+        f"The SLO is p99 ≤ {slo:g} ms; the generator's floor, its p99 at {rate:,.0f} req/s "
+        f"against the C++ server (median of its steps there), is {floor:.2f} ms"
+    )
+    if slo >= SLO_MARGIN * floor:
+        return (
+            f"{said}: the SLO sits {slo / floor:.1f}x above it, so a step fails it for the "
+            "server's latency."
+        )
+    return (
+        f"{said}: the SLO is only {slo / floor:.1f}x the floor (under {SLO_MARGIN:g}x), so a "
+        "step can fail it for the generator's own latency and the knees below are not the "
+        "servers' alone."
+    )
 
 
 @dataclass(frozen=True)
-class Knee:
-    """One server, one repeat, one SLO: the highest offered rate held at every step up to it."""
+class Bracket:
+    """A server's knee over its searches: held at `low`, not at `high` (inf: never reached
+    a rate it failed; 0 low: held no rate)."""
 
     implementation: str
-    repeat: int
-    slo: str
-    slo_ms: float
-    knee_rps: float  # 0: not even the lowest step held
-    lowest_rps: float  # the lowest step's offered rate: a knee of 0 lies below it
-    past_rps: float  # the offered rate of the step that did not hold: the knee lies below it
-    server_cpu_us_per_call: float  # at the knee step; NaN without one
-    floor: bool  # the search ended on a bound step, or every step held: at least this
-    why: str  # what ended the search
+    low: float
+    high: float
+    limit: str  # server | generator | search_max | unplaced
+    searches: int
+    why: str
+
+    def text(self) -> str:
+        if self.limit == "generator" and self.low == 0:
+            return "not placed (generator limit at the first rate)"
+        if self.limit == "generator":
+            return f"at least {self.low:,.0f} (generator limit on this machine)"
+        if self.limit == "search_max":
+            return f"at least {self.low:,.0f} (every rate up to the search's highest held)"
+        if self.limit == "unplaced" or self.low == 0:
+            return f"below {self.high:,.0f} (no rate held)"
+        return f"[{self.low:,.0f}, {self.high:,.0f})"
 
 
-def step_fails(step: pd.Series, limit_ms: float) -> str:
-    """Why a step is past the knee ('' when it held); a bound step is not the server's."""
-    if step["status"] == "bound":
-        return f"the step at {step['offered_rps']:,.0f} req/s is bound (the load generator's limit)"
-    if step["status"] == "failed":
-        return f"the step at {step['offered_rps']:,.0f} req/s failed"
-    if not step["rps"] >= (1 - step["achieved_within"]) * step["offered_rps"]:
-        return (
-            f"achieved {step['rps']:,.0f} of {step['offered_rps']:,.0f} req/s offered "
-            f"(under {1 - step['achieved_within']:.0%})"
-        )
-    if not step["latency_p99"] <= limit_ms:
-        return (
-            f"p99 {step['latency_p99']:.2f} ms above {limit_ms:.2f} ms "
-            f"at {step['offered_rps']:,.0f} req/s"
-        )
-    return ""
+def brackets(found: list[Search]) -> list[Bracket]:
+    """Per server, the bracket over its searches: the lowest rate held by every search's
+    knee to the highest rate any search failed at (their union: the knee of each search
+    lies in it); a limit other than the server's in any search is the server's limit."""
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for search in found:
+        by_server.setdefault(search.implementation, []).append(search.report["knee"])
+    out = []
+    for impl, knees in sorted(by_server.items()):
+        limits = {k["limit"] for k in knees}
+        limit = next((x for x in ("generator", "search_max", "unplaced") if x in limits), "server")
+        high = max(k["high_rps"] for k in knees) if limit == "server" else math.inf
+        if limit == "unplaced":
+            high = max(k["high_rps"] for k in knees)
+        why = "; ".join(k["why"] for k in knees)
+        out.append(Bracket(impl, min(k["low_rps"] for k in knees), high, limit, len(knees), why))
+    return out
 
 
-def knee_of(run: pd.DataFrame, slo: str, limit_ms: float) -> Knee:
-    """`run`: one server's steps of one repeat, by increasing fraction."""
-    knee, cpu, why, floor, past = 0.0, math.nan, "", True, math.nan
-    for _, step in run.iterrows():
-        why = step_fails(step, limit_ms)
-        if why:
-            floor = step["status"] == "bound"
-            past = math.nan if floor else float(step["offered_rps"])
-            break
-        knee, cpu = float(step["offered_rps"]), float(step["server_cpu_us_per_call"])
-    first = run.iloc[0]
-    return Knee(
-        str(first["implementation"]),
-        int(first["repeat"]),
-        slo,
-        limit_ms,
-        knee,
-        float(first["offered_rps"]),
-        past,
-        cpu,
-        floor,
-        why or "every step held: the knee is above the highest step",
-    )
+def ranked(found: list[Bracket]) -> list[tuple[int, Bracket]]:
+    """(rank, bracket), best first: a server's rank is 1 + the servers whose bracket lies
+    wholly above its own; servers whose brackets overlap share a rank."""
+    ranks = [(1 + sum(o.low >= b.high for o in found), b) for b in found]
+    return sorted(ranks, key=lambda pair: (pair[0], -pair[1].low, pair[1].implementation))
 
 
-def knees(step_rows: pd.DataFrame) -> pd.DataFrame:
-    """Every server's knee in every repeat at both SLOs."""
+def bracket_table(found: list[Bracket]) -> pd.DataFrame:
     import pandas as pd
 
-    limits = slo_ms(step_rows)
-    found = [
-        knee_of(run.sort_values("fraction"), slo, limits[str(impl)][slo])
-        for (impl, _), run in step_rows.groupby(["implementation", "repeat"])
-        for slo in (FIXED, RELATIVE)
-    ]
-    return pd.DataFrame([k.__dict__ for k in found])
-
-
-def ranking(knee_rows: pd.DataFrame) -> pd.DataFrame:
-    """Per server: median knee and interval at each SLO, server CPU per call at the fixed
-    SLO's knee, whether a figure is a floor; sorted by the fixed SLO's knee, best first."""
-    import pandas as pd
-
-    if knee_rows.empty:
-        return pd.DataFrame()
-    rows = []
-    for impl, group in knee_rows.groupby("implementation"):
-        row: dict[str, object] = {"implementation": impl}
-        for slo in (FIXED, RELATIVE):
-            part = group[group["slo"] == slo]
-            row[slo] = stats.median_ci(part["knee_rps"].tolist())
-            row[f"{slo}_floor"] = bool(part["floor"].any())
-            row[f"{slo}_slo_ms"] = float(part["slo_ms"].iloc[0])
-        row["lowest_rps"] = float(group["lowest_rps"].min())
-        row["past"] = stats.median_ci(group[group["slo"] == FIXED]["past_rps"].tolist())
-        row["cpu"] = stats.median_ci(
-            group[group["slo"] == FIXED]["server_cpu_us_per_call"].tolist()
-        )
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    if table.empty:
-        return table
-    table["order"] = [e.median for e in table[FIXED]]
-    return table.sort_values("order", ascending=False, ignore_index=True).drop(columns="order")
-
-
-# A knee whose search ended on a bound step before any step held: nothing is known.
-UNJUDGED = "– (bound before any step held)"
-
-
-def estimate_text(
-    estimate: stats.Estimate, floor: bool = False, digits: int = 0, lowest: float = math.nan
-) -> str:
-    """'12,300 [11,900, 12,500]', '≥ ' ahead when it is a floor; one repeat: the value.
-    A knee of 0 means no step held: the server was never offered less than its lowest step
-    (`lowest`), so such a knee, or a median pulled under that step by one, reads '< lowest',
-    never as a rate."""
-    if estimate.n == 0 or estimate.median != estimate.median:
-        return "–"
-    if floor and estimate.median == 0:
-        return UNJUDGED
-    below = f"< {lowest:,.{digits}f}"
-    if lowest == lowest and estimate.median < lowest:
-        held = "no step held" if estimate.median == 0 else "no step held in some repeats"
-        return f"{below} ({held})"
-    text = f"{estimate.median:,.{digits}f}"
-    if estimate.low == estimate.low:
-        low = below if lowest == lowest and estimate.low == 0 else f"{estimate.low:,.{digits}f}"
-        text += f" [{low}, {estimate.high:,.{digits}f}]"
-    return ("≥ " if floor else "") + text
-
-
-def ranking_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The ranked table the page and the index show: sustainable req/s at each SLO and
-    server CPU µs per call, each a median with its interval over repeats."""
-    import pandas as pd
-
-    if table.empty:
-        return pd.DataFrame()
-    rows = []
-    for rank, row in enumerate(table.itertuples(index=False), start=1):
-        rows.append(
-            {
-                "rank": rank,
-                "server": row.implementation,
-                f"req/s at p99 ≤ {row.fixed_slo_ms:g} ms": estimate_text(
-                    row.fixed, row.fixed_floor, lowest=row.lowest_rps
-                ),
-                # The steps bracket the knee: how finely this run placed it.
-                "first step past it (req/s)": estimate_text(row.past),
-                "relative SLO (ms)": f"{row.relative_slo_ms:.2f}",
-                "req/s at p99 ≤ relative SLO": estimate_text(
-                    row.relative, row.relative_floor, lowest=row.lowest_rps
-                ),
-                "server CPU µs per call at the knee": estimate_text(row.cpu, digits=1),
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")
-
-
-def interval_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """The ranking's estimates in stats.interval_sentence's shape (n, interval, coverage)."""
-    import pandas as pd
-
-    columns = (FIXED, RELATIVE, "past", "cpu")
-    estimates = [e for column in columns for e in table.get(column, [])]
-    return pd.DataFrame(
+    rows = [
         {
-            "n": [e.n for e in estimates],
-            "interval": [e.interval for e in estimates],
-            "coverage": [e.coverage for e in estimates],
+            "rank": rank,
+            "server": b.implementation,
+            "knee (req/s): held, not held": b.text(),
+            "bracket width": f"{b.high / b.low - 1:.0%}" if b.limit == "server" and b.low else "–",
+            "searches": b.searches,
+            "what ended the search": b.why,
         }
+        for rank, b in ranked(found)
+    ]
+    return pd.DataFrame(rows).set_index("rank") if rows else pd.DataFrame()
+
+
+def ranking_sentence(found: list[Bracket]) -> str:
+    """Markdown: the order the brackets support, and which servers they cannot tell apart."""
+    if not found:
+        return "No search was measured: there is no knee to report."
+    order = ranked(found)
+    groups: dict[int, list[str]] = {}
+    for rank, b in order:
+        groups.setdefault(rank, []).append(f"**{b.implementation}**")
+    parts = [
+        " and ".join(names) if len(names) < 3 else ", ".join(names) for names in groups.values()
+    ]
+    if len(groups) == 1:
+        return (
+            f"The knees of {parts[0]} overlap: this run cannot rank them "
+            "(a server ranks above another only where their brackets do not overlap)."
+        )
+    tied = [p for p in parts if "**" in p and (" and " in p or ", " in p)]
+    sentence = "Ranked where brackets do not overlap: " + " > ".join(parts) + "."
+    if tied:
+        sentence += f" Not told apart (their brackets overlap): {'; '.join(tied)}."
+    return sentence
+
+
+def bound_sentence(found: list[Bracket], steps: pd.DataFrame) -> str:
+    """Markdown: which searches the generator ended, and where they are measured instead."""
+    if not found:
+        return ""
+    bound = [b.implementation for b in found if b.limit == "generator"]
+    marked = int(steps["generator_bound"].sum()) if not steps.empty else 0
+    if not bound:
+        return (
+            f"The generator kept its schedule and had CPU to spare in every search's rates "
+            f"({marked} of {len(steps)} steps marked generator-bound): every knee is the server's."
+        )
+    readings = "; ".join(f"{b.implementation} {b.text()}" for b in found if b.limit == "generator")
+    return (
+        f"The searches of {', '.join(bound)} ended at a rate the generator could not keep "
+        f"({marked} of {len(steps)} steps marked generator-bound: it sent late in a 100 ms "
+        f"window or used its CPUs up), so their knee is a lower bound: {readings} req/s. "
+        "A client host of its own (the aws inventory) is where the same code measures them."
     )
 
 
-def knee_sentence(table: pd.DataFrame) -> str:
-    """Markdown: which server sustains the most and the least at the fixed SLO."""
-    if table.empty:
-        return "No step of any server was measured: there is no knee to report."
-    held = table[[e.median > 0 for e in table[FIXED]]]
-    slo = f"p99 ≤ {table['fixed_slo_ms'].iloc[0]:g} ms"
-    if held.empty and not table["fixed_floor"].any():
-        return f"No server held even its lowest step at {slo}: no knee."
+def rate_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """Per server and offered rate, over its steps: median achieved req/s, p50/p99/p99.9
+    (ms; p99.9 where a step measured the calls it needs), p99 timed from the actual send,
+    server CPU, how many steps held and how many were generator-bound."""
+    if steps.empty:
+        return steps
+    need = stats.samples_needed(P999)
+    steps = steps.assign(p999=steps["latency_p999"].where(steps["scheduled"] >= need))
+    table = steps.groupby(["implementation", "offered_rps"]).agg(
+        achieved_rps=("achieved_rps", "median"),
+        p50_ms=("latency_p50", "median"),
+        p99_ms=("latency_p99", "median"),
+        p99_9_ms=("p999", "median"),
+        p99_from_send_ms=("send_p99", "median"),
+        server_cores=("server_cores", "median"),
+        server_cpu_us_per_call=("server_cpu_us_per_call", "median"),
+        steps=("repeat", "count"),
+        held=("held", "sum"),
+        generator_bound=("generator_bound", "sum"),
+    )
+    if table["p99_9_ms"].isna().all():  # p999_sentence says why
+        table = table.drop(columns="p99_9_ms")
+    return table.round(3)
+
+
+def p999_sentence(steps: pd.DataFrame) -> str:
+    need = stats.samples_needed(P999)
+    if steps.empty:
+        return ""
+    short = steps[steps["scheduled"] < need]
+    if short.empty:
+        return f"p99.9 is shown for every step: each measured at least {need:,} calls."
+    return (
+        f"p99.9 is not shown for {len(short)} of {len(steps)} steps: they measured fewer than "
+        f"the {need:,} calls it needs (the project's percentile rule; the full profile's steps do)."
+    )
+
+
+def at_common_rate(steps: pd.DataFrame, rate: float) -> pd.DataFrame:
+    """Per server at the common rate: whether most steps held, p99, server CPU µs per call
+    and server cores busy (medians over its steps there)."""
+    import pandas as pd
+
+    mine = steps[steps["offered_rps"] == rate]
+    if mine.empty:
+        return pd.DataFrame()
+    table = mine.groupby("implementation").agg(
+        steps=("repeat", "count"),
+        held=("held", "sum"),
+        p99_ms=("latency_p99", "median"),
+        server_cpu_us_per_call=("server_cpu_us_per_call", "median"),
+        cpu_low=("server_cpu_us_per_call", "min"),
+        cpu_high=("server_cpu_us_per_call", "max"),
+        server_cores=("server_cores", "median"),
+    )
+    return table.sort_values("server_cpu_us_per_call").round(3)
+
+
+def cpu_sentence(common: pd.DataFrame, rate: float) -> str:
+    """Markdown: the cheapest and dearest server per call at the common rate, among those
+    that held it; those that did not are named apart."""
+    if common.empty:
+        return "No server was measured at the common rate."
+    held = common[2 * common["held"] > common["steps"]]
+    missed = sorted(set(common.index) - set(held.index))
     if held.empty:
-        return (
-            f"No server's knee at {slo} could be placed: "
-            + ", ".join(
-                f"{row.implementation} ({'bound' if row.fixed_floor else 'held no step'})"
-                for row in table.itertuples(index=False)
-            )
-            + "."
-        )
-    best, worst = held.iloc[0], held.iloc[-1]
-    sentence: str = (
-        f"At {slo}, **{best['implementation']}** sustains the most offered load, "
-        f"{estimate_text(best[FIXED], best['fixed_floor'], lowest=best['lowest_rps'])} req/s"
+        return f"No server held the common rate, {rate:,.0f} req/s: CPU per call is not compared."
+    best, worst = held.index[0], held.index[-1]
+    cost = held["server_cpu_us_per_call"]
+    text = (
+        f"At the common rate, {rate:,.0f} req/s, **{best}** costs its server the least CPU per "
+        f"call, {cost[best]:.1f} µs"
     )
     if len(held) > 1:
-        sentence += (
-            f"; **{worst['implementation']}** the least, "
-            f"{estimate_text(worst[FIXED], worst['fixed_floor'], lowest=worst['lowest_rps'])} req/s"
-        )
-    rest = table[[e.median == 0 for e in table[FIXED]]]
-    failed = sorted(rest.loc[~rest["fixed_floor"], "implementation"])
-    unjudged = sorted(rest.loc[rest["fixed_floor"], "implementation"])
-    if failed:
-        sentence += f"; {', '.join(failed)} held no step at it"
-    if unjudged:
-        sentence += (
-            f"; {', '.join(unjudged)} reached a step the load generator could not hold "
-            "(bound) before any step held, so this run cannot place them"
-        )
-    return sentence + "."
+        text += f"; **{worst}** the most, {cost[worst]:.1f} µs ({cost[worst] / cost[best]:.1f}x)"
+    if missed:
+        text += f"; {', '.join(missed)} did not hold that rate, so theirs is not compared"
+    return text + "."
 
 
-def floor_sentence(table: pd.DataFrame) -> str:
-    """Markdown: what '≥' means where the table has one, '' where it has none."""
-    floors = [
-        str(row["implementation"])
-        for _, row in table.iterrows()
-        if row["fixed_floor"] or row["relative_floor"]
+def per_core(found: list[Search], steps: pd.DataFrame) -> pd.DataFrame:
+    """Per server, at its step with the highest achieved rate: achieved req/s per server
+    core busy (gRPC's benchmarks' "qps per server core"), and whether the server was
+    saturated there (busy on at least SATURATED of its pinned CPUs)."""
+    import pandas as pd
+
+    cpus = {s.implementation: s.server_cpus for s in found}
+    rows = []
+    for impl, mine in steps.groupby("implementation"):
+        top = mine.loc[mine["achieved_rps"].idxmax()]
+        busy = float(top["server_cores"])
+        saturated = busy >= SATURATED * cpus[str(impl)]
+        rows.append(
+            {
+                "server": impl,
+                "achieved req/s": round(float(top["achieved_rps"])),
+                "server cores busy": round(busy, 2),
+                "server CPUs pinned": cpus[str(impl)],
+                # Only at saturation is it the server's throughput per core.
+                "req/s per server core": round(float(top["achieved_rps"]) / busy)
+                if saturated and busy
+                else "– (not saturated)",
+                "saturated": "yes" if saturated else "no: the generator's limit came first",
+            }
+        )
+    return pd.DataFrame(rows).set_index("server") if rows else pd.DataFrame()
+
+
+def not_measured(
+    brackets_: list[Bracket], steps: pd.DataFrame, floor: float, cores: pd.DataFrame | None = None
+) -> list[str]:
+    """What this machine could not measure, each a sentence; [] when nothing. `cores`:
+    per_core's table, whose unsaturated servers have no throughput per core."""
+    out = [
+        f"The knee of {b.implementation}, in req/s: {b.text()}."
+        for b in brackets_
+        if b.limit == "generator"
     ]
-    if not floors:
-        return ""
-    return (
-        f"'≥': the knee of {', '.join(floors)} is a lower bound: its search ended on a step "
-        "the load generator could not hold (bound), or every step up to the highest held."
-    )
+    out += [
+        f"The knee of {b.implementation} above {b.low:,.0f} req/s: the search's highest rate held."
+        for b in brackets_
+        if b.limit == "search_max"
+    ]
+    if cores is not None and not cores.empty:
+        idle = sorted(cores.index[cores["saturated"] != "yes"])
+        if idle:
+            out.append(f"Throughput per server core of {', '.join(idle)}: never saturated.")
+    if floor != floor:
+        out.append("The generator's floor: the run has no C++ search.")
+    need = stats.samples_needed(P999)
+    if not steps.empty and (steps["scheduled"] < need).any():
+        out.append(f"p99.9 of steps with fewer than {need:,} calls.")
+    return out
 
 
-def probe_sentence(study_cells: pd.DataFrame) -> str:
-    """Markdown: the servers whose closed-loop probe was bound, so that their steps are
-    fractions of a lower bound of their rate; '' when no probe was."""
-    probes = study_cells[(study_cells["scenario"] != STEP) & (study_cells["status"] == "bound")]
-    if probes.empty:
-        return ""
-    names = ", ".join(sorted(probes["implementation"].astype(str).unique()))
-    return (
-        f"The closed-loop probe of {names} was bound (the load generator's limit): the "
-        "steps offered them fractions of a lower bound of their rate, so even their "
-        "highest step may not have reached what the server can take."
-    )
+def series_step(found: list[Search]) -> pd.Series | None:
+    """The step shown as a time series: at the highest rate held by a server-limited
+    search (the steadiest evidence that a held step was steady), else any held step."""
+    steps = all_steps(found)
+    held = steps[steps["held"]]
+    if held.empty:
+        return None
+    knees = {b.implementation for b in brackets(found) if b.limit == "server"}
+    pool = held[held["implementation"].isin(knees)] if knees & set(held["implementation"]) else held
+    return pool.sort_values(["offered_rps", "repeat"]).iloc[-1]
 
 
-def bound_sentence(step_rows: pd.DataFrame) -> str:
-    """Markdown: the steps marked bound, named, and what that means; or that there were none."""
-    bound = step_rows[step_rows["status"] == "bound"]
-    if step_rows.empty:
-        return "No step was measured."
-    if bound.empty:
-        return (
-            f"The load generator held the schedule of all {len(step_rows)} steps: "
-            "none is marked bound."
-        )
-    named = ", ".join(
-        f"{row.implementation} at {row.offered_rps:,.0f} req/s (repeat {row.repeat:.0f})"
-        for row in bound.itertuples(index=False)
-    )
-    return (
-        f"{len(bound)} of {len(step_rows)} steps are marked bound, the load generator's limit "
-        f"and not the server's: {named}. A knee search ends at a bound step as a lower bound."
-    )
-
-
-def step_table(step_rows: pd.DataFrame) -> pd.DataFrame:
-    """Per server and step, medians over repeats: offered, sent and achieved req/s,
-    p50/p90/p99 (ms), errors (summed), server CPU-s per 1,000 calls, client CPU-s, and how
-    many repeats were bound."""
-    if step_rows.empty:
-        return step_rows
-    if "latency_p99.9" not in step_rows:  # shown only where with_p999 found enough calls
-        step_rows = step_rows.assign(**{"latency_p99.9": math.nan})
-    grouped = step_rows.groupby(["implementation", "fraction"])
-    table = grouped.agg(
-        offered_rps=("offered_rps", "median"),
-        sent_rps=("sent_rps", "median"),
-        achieved_rps=("rps", "median"),
-        p50_ms=("latency_p50", "median"),
-        p90_ms=("latency_p90", "median"),
-        p99_ms=("latency_p99", "median"),
-        p99_9_ms=("latency_p99.9", "median"),
-        errors=("errors", "sum"),
-        server_cpu_s_per_1000_ok_calls=("server_cpu_s_per_1000", "median"),
-        client_cpu_s=("client_cpu_seconds", "median"),
-        repeats=("repeat", "count"),
-        bound=("status", lambda s: int((s == "bound").sum())),
-    )
-    if table["p99_9_ms"].isna().all():  # p999_sentence says why there is none
-        table = table.drop(columns="p99_9_ms")
-    return table.round(
-        {
-            "offered_rps": 0,
-            "sent_rps": 0,
-            "achieved_rps": 0,
-            "p50_ms": 3,
-            "p90_ms": 3,
-            "p99_ms": 3,
-            "p99_9_ms": 3,
-            "server_cpu_s_per_1000_ok_calls": 4,
-            "client_cpu_s": 2,
-        }
-    )
-
-
-def latency_figure(
-    step_rows: pd.DataFrame, knee_rows: pd.DataFrame, colors: dict[str, str]
-) -> Figure:
-    """p99 against offered req/s for every server on one log-log plot; a bound step hollow,
-    each server's median knee at the fixed SLO a star, the fixed SLO a dashed line."""
+def series_figure(step: pd.Series) -> Figure:
+    """One step's 100 ms windows: calls scheduled, sent and completed a second, and p99."""
     import matplotlib.pyplot as plt
+    import pandas as pd
 
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    medians = step_table(step_rows).reset_index()
-    for impl, part in medians.groupby("implementation"):
-        color = colors.get(str(impl))
-        ax.plot(part["offered_rps"], part["p99_ms"], "-", color=color, label=str(impl))
-        held = part["bound"] == 0
-        ax.plot(part.loc[held, "offered_rps"], part.loc[held, "p99_ms"], "o", color=color)
-        ax.plot(
-            part.loc[~held, "offered_rps"], part.loc[~held, "p99_ms"], "o", mfc="none", color=color
-        )
-        knee = knee_point(knee_rows, str(impl))
-        if knee is not None:
-            ax.plot(*knee, "*", color=color, markersize=16, markeredgecolor="black")
-    if not step_rows.empty:
-        ax.axhline(
-            float(step_rows["slo_ms"].iloc[0]), color="grey", linestyle="--", label="fixed SLO"
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("offered load (requests per second)")
-    ax.set_ylabel("p99 latency (ms)")
-    ax.set_title(
-        "capacity: p99 against offered load (star: median knee on the fixed SLO; hollow: bound)"
+    w = pd.DataFrame(step["window_series"])
+    fig, (rate_ax, p99_ax) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    for column, style in (("scheduled", "--"), ("sent", "-"), ("ok", "-")):
+        rate_ax.plot(w["t"], w[column] * 10, style, label=f"{column} (calls/s)")
+    p99_ax.plot(w["t"], w["p99_ms"], "-", color="black", label="p99 of calls completed (ms)")
+    for ax in (rate_ax, p99_ax):
+        settle = w[w["settle"]]
+        if not settle.empty:
+            ax.axvspan(
+                0,
+                float(settle["t"].max()) + 0.1,
+                color="grey",
+                alpha=0.2,
+                label="settle (discarded)",
+            )
+        ax.legend(fontsize=8)
+    p99_ax.set_xlabel("seconds since the step's start (100 ms windows)")
+    rate_ax.set_title(
+        f"{step['implementation']} at {step['offered_rps']:,.0f} req/s offered (repeat "
+        f"{step['repeat']:.0f}): a steady step"
     )
-    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def knee_point(knee_rows: pd.DataFrame, impl: str) -> tuple[float, float] | None:
-    """(median knee, fixed SLO) of a server at the fixed SLO: where its curve meets the SLO.
-    The median of the repeats' knees need not be a step, so it sits on the SLO line, not on
-    a step's p99. None when it held no step."""
-    mine = knee_rows[(knee_rows["implementation"] == impl) & (knee_rows["slo"] == FIXED)]
-    if mine.empty or not float(mine["knee_rps"].median()) > 0:
-        return None
-    return float(mine["knee_rps"].median()), float(mine["slo_ms"].iloc[0])
+def latency_figure(steps: pd.DataFrame, slo: float, floor: float) -> Figure:
+    """Per server: p50/p99/p99.9 against achieved req/s (log-log), the SLO and the floor as
+    lines, generator-bound rates hollow; server cores busy on a second axis beside."""
+    import matplotlib.pyplot as plt
+
+    table = rate_table(steps).reset_index()
+    impls = sorted(table["implementation"].unique())
+    cols = 2
+    rows = max(1, math.ceil(len(impls) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 3.2 * rows), squeeze=False)
+    for ax, impl in zip(axes.flat, impls, strict=False):
+        part = table[table["implementation"] == impl]
+        bound = part["generator_bound"] > 0
+        for column, color in (
+            ("p50_ms", "tab:blue"),
+            ("p99_ms", "tab:red"),
+            ("p99_9_ms", "tab:purple"),
+        ):
+            if column not in part or part[column].isna().all():
+                continue
+            ax.plot(part["achieved_rps"], part[column], "-", color=color, label=column[:-3])
+            ax.plot(
+                part.loc[bound, "achieved_rps"],
+                part.loc[bound, column],
+                "o",
+                mfc="none",
+                color=color,
+            )
+            ax.plot(part.loc[~bound, "achieved_rps"], part.loc[~bound, column], "o", color=color)
+        ax.axhline(slo, color="grey", linestyle="--", label="SLO")
+        if floor == floor:
+            ax.axhline(floor, color="grey", linestyle=":", label="generator floor")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(impl, fontsize=10)
+        ax.set_ylabel("latency (ms)")
+        ax.set_xlabel("achieved req/s")
+        cpu = ax.twinx()
+        cpu.plot(part["achieved_rps"], part["server_cores"], "s:", color="tab:green", markersize=3)
+        cpu.set_ylabel("server cores busy", color="tab:green")
+        cpu.set_ylim(0, max(1.1, float(part["server_cores"].max()) * 1.1))
+        ax.legend(fontsize=7, loc="upper left")
+    for ax in list(axes.flat)[len(impls) :]:
+        ax.set_visible(False)
+    fig.suptitle("latency from intended send against achieved rate (hollow: generator-bound)")
+    fig.tight_layout()
+    return fig
 
 
-def index_html(run_dir: str) -> str:
-    """The overview's capacity ranking (after the verdicts), '' when the run has no steps."""
-    step_rows = steps(load_run(run_dir))
-    if step_rows.empty:
-        return ""
-    table = ranking(knees(step_rows))
-    return (
-        "<h2>Capacity: sustainable req/s at the SLO</h2>\n"
-        + f"<p>{markdown_bold_to_html(knee_sentence(table))}</p>\n"
-        + ranking_table(table).to_html()
-        + f"\n<p>{stats.interval_sentence(interval_summary(table))}</p>"
-    )
+def error_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """Failed calls per server and gRPC code, summed over its measured steps."""
+    import pandas as pd
+
+    if steps.empty:
+        return pd.DataFrame()
+    rows = [
+        {"server": impl, "code": code, "calls": count}
+        for impl, errors in zip(steps["implementation"], steps["errors"], strict=True)
+        for code, count in errors.items()
+    ]
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).groupby(["server", "code"]).sum()
 
 
 def markdown_bold_to_html(text: str) -> str:
@@ -497,9 +548,14 @@ def markdown_bold_to_html(text: str) -> str:
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def knee_reasons(knee_rows: pd.DataFrame) -> pd.DataFrame:
-    """Per server, repeat and SLO: the knee, the SLO it was judged at, what ended it."""
-    if knee_rows.empty:
-        return knee_rows
-    table = knee_rows[["implementation", "repeat", "slo", "slo_ms", "knee_rps", "why"]]
-    return table.round({"slo_ms": 3}).set_index(["implementation", "repeat", "slo"])
+def index_html(run_dir: str) -> str:
+    """The overview's capacity brackets (after the verdicts), '' when the run has none."""
+    found = searches(run_dir)
+    if not found:
+        return ""
+    knees = brackets(found)
+    return (
+        "<h2>Capacity: the knee at the SLO</h2>\n"
+        + f"<p>{markdown_bold_to_html(ranking_sentence(knees))}</p>\n"
+        + bracket_table(knees).to_html()
+    )

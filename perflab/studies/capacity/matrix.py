@@ -1,48 +1,33 @@
-"""Capacity: a closed-loop probe per server, then open-loop steps at fractions of its rate.
+"""Capacity: one knee search per server, run by the open-loop generator in one process.
 
-The probe (scenario `probe`) is closed-loop ghz, as the hello study runs it: the rate the
-server reaches when ghz waits for every answer. Each step (scenario `step`) is open-loop ghz
-at `fraction` x that rate, resolved by the runner when the step runs (LoadSpec.rate_of) and
-recorded in its params (`offered_rps`, `reference_rps`, `duration_s`). Every step of a
-server shares its one probe, so every repeat offers the same rates and the knee's interval
-over repeats compares like with like. Standard library only: the benchmark host imports it.
+Each cell (scenario `search`) starts a hello server and runs servers/go/capacity_load
+against it: warm-up on warm connections, then steps of constant-rate (or Poisson) load,
+coarse up by a factor from `search_start_rps`, then bisection until the bracket is within
+`bracket`, each rate `repeats` times. The generator times every call from its intended send
+and marks a step generator-bound when it fell behind in a 100 ms window or lacked CPU; at a
+rate where most steps were, the search stops with a lower bound. `searches` cells per
+server are independent searches (one per round). Every server's first rate is the same
+(`search_start_rps`): the common rate at which server CPU per call is compared. Standard
+library only: the host imports it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.knobs import Int, Ints, MatrixError, Number, knob, validate
-from perflab.contract.matrix import HELLO_RPC, ServerTable
+from perflab.contract.knobs import Choice, Int, MatrixError, Number, knob, validate
+from perflab.contract.matrix import ServerTable
 
 STUDY = "capacity"
 PREFIX = "perflab_matrix_capacity"
-# An offered rate above this many times the probe's is no longer a step toward the knee.
-MAX_FRACTION = 3.0
-# A probe runs before the steps of its round: they read its rate (perflab.contract.rounds).
-PROBE_PHASE, STEP_PHASE = 0, 1
+GENERATOR = "go/capacity_load"
+SCENARIO = "search"
 
 
 @dataclass(frozen=True)
-class Fractions:
-    """An increasing, non-empty list of fractions of the probe's rate, each at most MAX_FRACTION."""
-
-    def check(self, key: str, values: Any, context: Any) -> list[float]:
-        if not isinstance(values, list) or not values:
-            raise MatrixError(f"{key}: expected a non-empty list of fractions of the probe's rate")
-        for value in values:
-            Number().check(key, value, context)
-            if value > MAX_FRACTION:
-                raise MatrixError(f"{key}: {value!r} is above {MAX_FRACTION} x the probe's rate")
-        if sorted(values) != values or len(set(values)) != len(values):
-            raise MatrixError(f"{key}: expected increasing fractions, got {values!r}")
-        return [float(v) for v in values]
-
-
-@dataclass(frozen=True)
-class Fraction:
+class Share:
     """A number in (0, 1)."""
 
     def check(self, key: str, value: Any, context: Any) -> float:
@@ -54,104 +39,98 @@ class Fraction:
 
 @dataclass(frozen=True)
 class Matrix(ServerTable):
-    """perflab_matrix_capacity (inventory/group_vars/all/capacity.yml): ServerTable's keys, then
-    these. The analysis's knobs (SLOs) are checked here too, so a bad one is refused before
-    anything runs."""
+    """perflab_matrix_capacity (inventory/group_vars/all/capacity.yml): ServerTable's keys,
+    then the generator's options (each a flag of servers/go/capacity_load) and `searches`."""
 
-    connections: list[int] = knob(
-        Ints(), "ghz --connections: one value, every step shares one probe", [1]
-    )
-    probe_concurrency: int = knob(Int(), "ghz -c of the closed-loop probe")
-    probe_duration_s: float = knob(Number(), "measured seconds of the probe")
-    warmup_s: float = knob(Number(), "discarded ghz run before the probe and every step")
-    fractions: list[float] = knob(Fractions(), "offered rates, as fractions of the probe's")
-    step_concurrency: int = knob(Int(), "ghz workers of a step (--async: not the load)")
-    step_duration_s: float = knob(Number(), "measured seconds per step, at least")
-    min_calls: int = knob(Int(), "calls a step makes at least (its duration stretches)")
-    slo_ms: float = knob(Number(), "the fixed SLO on p99, in ms")
-    slo_unloaded_multiple: float = knob(Number(), "the relative SLO: x the unloaded p50")
-    achieved_within: float = knob(Fraction(), "how far below offered the achieved rate may be")
-    repeats: int = knob(Int(), "steps per fraction (the probe runs once per server)")
+    searches: int = knob(Int(), "independent knee searches per server, one per round")
+    arrival: str = knob(Choice(("constant", "poisson")), "arrivals: constant or Poisson")
+    http2_connections: int = knob(Int(), "the generator's HTTP/2 connections")
+    warmup_s: float = knob(Number(), "discarded seconds at the first rate before any step")
+    settle_s: float = knob(Number(), "discarded seconds at the start of every step")
+    step_s: float = knob(Number(), "measured seconds per step, at least")
+    min_calls: int = knob(Int(), "calls a step measures at least (its duration stretches)")
+    rest_s: float = knob(Number(), "idle seconds after every step")
+    repeats: int = knob(Int(3), "steps per rate (at least 3); a rate holds on their majority")
+    search_start_rps: float = knob(Number(), "the first rate: every server's, the common rate")
+    search_factor: float = knob(Number(), "coarse steps multiply the rate by this (> 1)")
+    search_max_rps: float = knob(Number(), "the highest rate the search tries")
+    search_min_rps: float = knob(Number(), "the lowest rate it tries when the first fails")
+    bracket: float = knob(Share(), "bisect until high <= (1 + bracket) x low")
+    max_rates: int = knob(Int(), "rates a search tries at most")
+    slo_ms: float = knob(Number(), "the fixed SLO: a step holds with p99 at most this (ms)")
+    achieved_within: float = knob(Share(), "and with achieved at least (1 - this) x offered")
+    lag_limit_ms: float = knob(Number(), "generator-bound: a window's send lag above this")
+    cpu_limit: float = knob(Share(), "generator-bound: its CPU above this share of its CPUs")
+    timeout_s: float = knob(Number(), "deadline of every call: a step waits for its last")
+
+
+# The Matrix keys that are not the generator's options.
+NOT_OPTIONS = {"implementations", "run_implementations", "searches"}
 
 
 def read(config: dict[str, Any], known_impls: set[str]) -> Matrix:
     matrix = validate(Matrix, PREFIX, config, known_impls)
-    if len(matrix.connections) != 1:
-        raise MatrixError(f"{PREFIX}.connections: one value (the steps share one probe)")
-    if matrix.connections[0] > min(matrix.probe_concurrency, matrix.step_concurrency):
-        raise MatrixError(f"{PREFIX}.connections: more connections than concurrent calls")
+    if matrix.search_factor <= 1:
+        raise MatrixError(f"{PREFIX}.search_factor: {matrix.search_factor!r} is not above 1")
+    if matrix.search_start_rps > matrix.search_max_rps:
+        raise MatrixError(f"{PREFIX}.search_start_rps: above search_max_rps")
     return matrix
 
 
-def probe_id(name: str) -> str:
-    return f"{name}-probe"
+def search_seconds(m: Matrix) -> float:
+    """A search's measuring time when its first rate holds: warm-up, then at most max_rates
+    rates of `repeats` steps (settle, measured, rest). Every rate after the first is then at
+    least 1.5x it (coarse steps up, then midpoints of brackets above it), so no step is
+    stretched longer than at that 1.5x. Server start and the last calls' wait come on top."""
+
+    def rate_s(rate: float) -> float:
+        return m.repeats * (m.settle_s + max(m.step_s, m.min_calls / rate) + m.rest_s)
+
+    later = (m.max_rates - 1) * rate_s(1.5 * m.search_start_rps)
+    return m.warmup_s + rate_s(m.search_start_rps) + later
 
 
-def step_id(name: str, fraction: float, repeat: int) -> str:
-    """e.g. go-step-f115-r2: the fraction in percent, so ids sort with the rate."""
-    return f"{name}-step-f{round(fraction * 100):03d}-r{repeat}"
+def generator_options(m: Matrix) -> dict[str, Any]:
+    """The generator's flags (impl.toml options) from the matrix."""
+    options = {k: v for k, v in asdict(m).items() if k not in NOT_OPTIONS}
+    options["connections"] = options.pop("http2_connections")
+    return {"mode": "search", **options}
 
 
-def cell(
-    run_id: str, name: str, entry: dict[str, Any], scenario: str, cell_id: str, repeat: int
-) -> CellSpec:
+def search_id(name: str, repeat: int) -> str:
+    return f"{name}-search-r{repeat}"
+
+
+def search_cell(run_id: str, m: Matrix, name: str, repeat: int) -> CellSpec:
+    entry = m.implementations[name]
+    options = generator_options(m)
     return CellSpec(
         run_id=run_id,
         study=STUDY,
-        cell_id=cell_id,
-        scenario=scenario,
+        cell_id=search_id(name, repeat),
+        scenario=SCENARIO,
         implementation=name,
-        client="ghz",
-        params={},
+        client="capacity_load_go",
+        # Everything the analysis judges by rides in the params: a run is read by what it
+        # was set to.
+        params=dict(options),
         repeat=repeat,
         server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
-        load=LoadSpec(kind="ghz"),
+        load=LoadSpec(
+            kind="client",
+            client_impl=GENERATOR,
+            client_options=options,
+            # Room for the slow paths search_seconds leaves out: rates below the first
+            # (longer steps) and every step waiting for its last calls.
+            timeout_s=120 + 2 * search_seconds(m) + m.max_rates * m.repeats * m.timeout_s,
+        ),
     )
-
-
-def server_cells(run_id: str, m: Matrix, name: str) -> list[CellSpec]:
-    """One probe (round 1, phase PROBE_PHASE), then every step of every repeat."""
-    entry = m.implementations[name]
-    probe = cell(run_id, name, entry, "probe", probe_id(name), 1)
-    probe.phase = PROBE_PHASE
-    probe.load = HELLO_RPC.load(
-        m.probe_concurrency, m.connections[0], duration_s=m.probe_duration_s, warmup_s=m.warmup_s
-    )
-    probe.params = {
-        "concurrency": m.probe_concurrency,
-        "connections": m.connections[0],
-        "duration_s": m.probe_duration_s,
-    }
-    cells = [probe]
-    # The analysis's knobs ride with the steps, so a run is judged by what it was set to.
-    judged = {
-        "slo_ms": m.slo_ms,
-        "slo_unloaded_multiple": m.slo_unloaded_multiple,
-        "achieved_within": m.achieved_within,
-    }
-    for repeat in range(1, m.repeats + 1):
-        for fraction in m.fractions:
-            step = cell(run_id, name, entry, "step", step_id(name, fraction, repeat), repeat)
-            step.phase = STEP_PHASE
-            step.load = HELLO_RPC.load(
-                m.step_concurrency,
-                m.connections[0],
-                duration_s=m.step_duration_s,
-                warmup_s=m.warmup_s,
-                rate_of={"cell": probe.cell_id, "fraction": fraction, "min_calls": m.min_calls},
-            )
-            # offered_rps, reference_rps and the stretched duration_s join when it runs.
-            step.params = {
-                "concurrency": m.step_concurrency,
-                "connections": m.connections[0],
-                "fraction": fraction,
-                "duration_s": m.step_duration_s,
-                **judged,
-            }
-            cells.append(step)
-    return cells
 
 
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     m = read(config, known_impls)
-    return [c for name in m.run_implementations for c in server_cells(run_id, m, name)]
+    return [
+        search_cell(run_id, m, name, repeat)
+        for repeat in range(1, m.searches + 1)
+        for name in m.run_implementations
+    ]

@@ -26,6 +26,19 @@ def apply_env_file(path: str) -> None:
                 os.environ.setdefault(key.strip(), value.strip())
 
 
+def mongo_uris(mongo_uri: str, admin_mongo_uri: str) -> tuple[str, str]:
+    """The URI the calls use, and the one the server prepares and cleans up through.
+
+    A cell's latency proxy stands in front of mongo_uri only: listing and dropping old
+    collections through admin_mongo_uri (empty: mongo_uri) costs no proxied round trips
+    before READY or after the load. PERFLAB_MONGO_URI (a real MongoDB) wins for both.
+    """
+    secret = os.environ.get("PERFLAB_MONGO_URI")
+    if secret:
+        return secret, secret
+    return mongo_uri, admin_mongo_uri or mongo_uri
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aws_io_common")
 from objects_common import (  # noqa: E402
     COLLECTION_PREFIX,
     apply_env_file,
+    mongo_uris,
     stale,
     to_info,
 )
@@ -126,6 +127,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--bucket", required=True)
     parser.add_argument("--mongo_uri", default="mongodb://127.0.0.1:27017/")
+    parser.add_argument(
+        "--admin_mongo_uri", default="", help="for preparing and cleaning up; empty: mongo_uri"
+    )
     parser.add_argument("--mongo_db", default="perflab")
     parser.add_argument("--env_file", default="", help="0600 KEY=VALUE file with credentials")
     return parser.parse_args()
@@ -144,19 +148,19 @@ def main() -> None:
     s3 = boto3.client(
         "s3", endpoint_url=args.s3_endpoint or None, region_name=args.region, config=config
     )
-    # PERFLAB_MONGO_URI (e.g. a real MongoDB with a password) wins over the option, so a
+    # PERFLAB_MONGO_URI (e.g. a real MongoDB with a password) wins over the options, so a
     # secret never has to appear in argv or in the run's data.
-    mongo = pymongo.MongoClient(
-        os.environ.get("PERFLAB_MONGO_URI") or args.mongo_uri, serverSelectionTimeoutMS=5000
-    )
-    database = mongo[args.mongo_db]
+    calls_uri, admin_uri = mongo_uris(args.mongo_uri, args.admin_mongo_uri)
+    mongo = pymongo.MongoClient(calls_uri, serverSelectionTimeoutMS=5000)
+    admin = pymongo.MongoClient(admin_uri, serverSelectionTimeoutMS=5000)
     try:
-        for name in stale(database.list_collection_names()):
-            database.drop_collection(name)
+        for name in stale(admin[args.mongo_db].list_collection_names()):
+            admin[args.mongo_db].drop_collection(name)
     except PyMongoError as exc:
         # Not fatal: calls that need MongoDB will say it is unavailable.
         print(f"could not look for stale collections: {exc}", file=sys.stderr)
-    collection = database[f"{COLLECTION_PREFIX}{os.getpid()}"]
+    collection_name = f"{COLLECTION_PREFIX}{os.getpid()}"
+    collection = mongo[args.mongo_db][collection_name]
     stats = Stats()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
     objects_pb2_grpc.add_ObjectsServicer_to_server(
@@ -169,14 +173,17 @@ def main() -> None:
     signal.signal(signal.SIGINT, lambda *_: done.set())
     print("READY", flush=True)
     done.wait()
-    server.stop(grace=2).wait()
+    # The load is over when the runner stops the server: a call still running was given up
+    # by its client, and waiting for it measures nothing.
+    server.stop(grace=None).wait()
     print(stats.line(), flush=True)
     # Each process saves into its own collection; drop it so repeated cells do not grow the store.
     try:
-        collection.drop()
+        admin[args.mongo_db].drop_collection(collection_name)
     except PyMongoError as exc:
-        print(f"could not drop {collection.name}: {exc}", file=sys.stderr)
+        print(f"could not drop {collection_name}: {exc}", file=sys.stderr)
     mongo.close()
+    admin.close()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aws_io_common")
 from objects_common import (  # noqa: E402
     COLLECTION_PREFIX,
     apply_env_file,
+    mongo_uris,
     stale,
     to_info,
 )
@@ -130,6 +131,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--bucket", required=True)
     parser.add_argument("--mongo_uri", default="mongodb://127.0.0.1:27017/")
+    parser.add_argument(
+        "--admin_mongo_uri", default="", help="for preparing and cleaning up; empty: mongo_uri"
+    )
     parser.add_argument("--mongo_db", default="perflab")
     parser.add_argument("--env_file", default="", help="0600 KEY=VALUE file with credentials")
     parser.add_argument(
@@ -155,17 +159,17 @@ async def serve(args: argparse.Namespace) -> None:
                 config=config,
             )
         )
-        mongo: AsyncMongoClient = AsyncMongoClient(
-            os.environ.get("PERFLAB_MONGO_URI") or args.mongo_uri, serverSelectionTimeoutMS=5000
-        )
-        database = mongo[args.mongo_db]
+        calls_uri, admin_uri = mongo_uris(args.mongo_uri, args.admin_mongo_uri)
+        mongo: AsyncMongoClient = AsyncMongoClient(calls_uri, serverSelectionTimeoutMS=5000)
+        admin: AsyncMongoClient = AsyncMongoClient(admin_uri, serverSelectionTimeoutMS=5000)
         try:
-            for name in stale(await database.list_collection_names()):
-                await database.drop_collection(name)
+            for name in stale(await admin[args.mongo_db].list_collection_names()):
+                await admin[args.mongo_db].drop_collection(name)
         except PyMongoError as exc:
             # Not fatal: calls that need MongoDB will say it is unavailable.
             print(f"could not look for stale collections: {exc}", flush=True)
-        collection = database[f"{COLLECTION_PREFIX}{os.getpid()}"]
+        collection_name = f"{COLLECTION_PREFIX}{os.getpid()}"
+        collection = mongo[args.mongo_db][collection_name]
         server = Server([Objects(s3, args.bucket, collection, stats)])
         with graceful_exit([server]):
             await server.start(args.host, args.port)
@@ -174,10 +178,11 @@ async def serve(args: argparse.Namespace) -> None:
         print(stats.line(), flush=True)
         # Each process saves into its own collection; drop it so repeated cells do not grow it.
         try:
-            await collection.drop()
+            await admin[args.mongo_db].drop_collection(collection_name)
         except PyMongoError as exc:
-            print(f"could not drop {collection.name}: {exc}", flush=True)
+            print(f"could not drop {collection_name}: {exc}", flush=True)
         await mongo.close()
+        await admin.close()
 
 
 def main() -> None:

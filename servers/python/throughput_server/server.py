@@ -8,6 +8,7 @@ streaming shape, a (async) generator of responses. Each message is a slice of th
 import argparse
 import asyncio
 import hashlib
+import mmap
 import os
 import signal
 import sys
@@ -27,9 +28,19 @@ BLOCK_BYTES = 1 << 20
 GRACE_S = 0.5  # in-flight streams are cancelled, not awaited: one may carry gigabytes
 
 
-def make_payload(size: int) -> bytearray:
-    """One allocation of `size` bytes, filled in place (no second copy of the payload)."""
-    payload = bytearray(size)
+def make_payload(size: int) -> mmap.mmap | bytearray:
+    """One allocation of `size` bytes, filled in place (no second copy of the payload).
+
+    The same anonymous private memory a bytearray of this size gets from malloc, with its
+    pages faulted in by the kernel at once (MAP_POPULATE) rather than one trap per page as
+    the fill first touches it: a 2 GiB fill took 0.9 s instead of 1.4-1.7 s on the
+    reference machine, a 10 GiB one several seconds less before READY. The stream reads
+    the same pages either way.
+    """
+    if size == 0:
+        return bytearray()
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
+    payload = mmap.mmap(-1, size, flags=flags)
     view = memoryview(payload)
     block = os.urandom(min(size, BLOCK_BYTES))
     for offset in range(0, size, len(block)):
@@ -39,7 +50,7 @@ def make_payload(size: int) -> bytearray:
 
 
 class DataService(data_pb2_grpc.DataServiceServicer):
-    def __init__(self, payload: bytearray, chunk: int) -> None:
+    def __init__(self, payload: mmap.mmap | bytearray, chunk: int) -> None:
         self.view = memoryview(payload)
         self.chunk = chunk
 
@@ -56,7 +67,7 @@ class DataService(data_pb2_grpc.DataServiceServicer):
 
 
 class AioDataService(data_pb2_grpc.DataServiceServicer):
-    def __init__(self, payload: bytearray, chunk: int) -> None:
+    def __init__(self, payload: mmap.mmap | bytearray, chunk: int) -> None:
         self.view = memoryview(payload)
         self.chunk = chunk
 
@@ -146,7 +157,9 @@ def main() -> None:
 
 
 async def serve_aio(
-    args: argparse.Namespace, payload: bytearray, credentials: grpc.ServerCredentials | None
+    args: argparse.Namespace,
+    payload: mmap.mmap | bytearray,
+    credentials: grpc.ServerCredentials | None,
 ) -> None:
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     data_pb2_grpc.add_DataServiceServicer_to_server(

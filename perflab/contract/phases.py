@@ -1,0 +1,286 @@
+"""Where a run's minutes go: each cell's phase times (cell.json `phases`), the same times
+read back from the raw files of cells recorded before that field, their sums per study,
+and the run's measuring efficiency (measured windows over measuring wall time).
+
+A cell's phases, in seconds, in the order they happen:
+
+    server_start  cell start -> the server's own start: its dependencies and proxies
+    ready         the server's process start -> READY and its port open, the load's proxy up
+    warmup        ready -> the measuring tool's start: the runner's warm-up run (ghz); a
+                  study client warms up inside `load`
+    load          the measuring tool's run, process start to exit
+    window        the measured window inside `load`, as the tool itself timed it
+    teardown      load end -> cell end: stop server and proxies, keep the raw files
+    total         cell start -> cell end
+
+Cells recorded before the field have no split of server_start and ready: the raw files
+(resources.csv's first sample of each phase) give both together, under server_start.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from perflab.contract.parsers import (
+    MalformedRawFile,
+    parse_client_json,
+    parse_ghz,
+    raw_exists,
+    read_raw_text,
+)
+
+# A study client's metric that times its own measured window, in the unit given. The
+# clients write different names for it; one that writes none (openssl speed) states no
+# window, and its cell counts none.
+CLIENT_WINDOW_METRICS = {"elapsed": 1.0, "stream_seconds": 1.0, "serve_all": 1.0}
+# pyclients time each call: the window is calls x time per call (ms).
+PER_CALL_WINDOW = ("time_per_call", "calls", 1e-3)
+
+
+@dataclass
+class PhaseTimes:
+    server_start: float = 0.0
+    ready: float = 0.0
+    warmup: float = 0.0
+    load: float = 0.0
+    window: float = 0.0
+    teardown: float = 0.0
+    total: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {key: round(value, 3) for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> PhaseTimes:
+        return cls(**{f.name: float(raw.get(f.name) or 0.0) for f in fields(cls)})
+
+    @property
+    def overhead(self) -> float:
+        """Everything of the cell that is not its measured window."""
+        return self.total - self.window
+
+
+class PhaseClock:
+    """Marks taken as a cell runs, made into its PhaseTimes at its end. A mark a failed
+    cell never reached takes the time of the one before it: the phase took nothing, and
+    the time up to the cell's end is its teardown."""
+
+    MARKS = ("server", "ready", "load", "load_end")
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.marks: dict[str, float] = {}
+
+    def mark(self, name: str) -> None:
+        if name not in self.MARKS:
+            raise ValueError(f"no phase mark {name!r}; the marks are {self.MARKS}")
+        self.marks[name] = time.monotonic()
+
+    def times(self, window: float) -> PhaseTimes:
+        at = [self.t0]
+        for name in self.MARKS:
+            at.append(self.marks.get(name, at[-1]))
+        end = time.monotonic()
+        return PhaseTimes(
+            server_start=at[1] - at[0],
+            ready=at[2] - at[1],
+            warmup=at[3] - at[2],
+            load=at[4] - at[3],
+            window=window,
+            teardown=end - at[4],
+            total=end - at[0],
+        )
+
+
+def measured_window(folder: Path, load_kind: str) -> float:
+    """The measured window of a cell's load as its tool timed it: ghz's `total`, or the
+    client's own elapsed time; 0 when the tool wrote none (a failed cell, openssl speed)."""
+    if load_kind == "ghz":
+        path = folder / "ghz.json"
+        if not raw_exists(path):
+            return 0.0
+        metrics = {m.metric: m.value for m in parse_ghz(read_raw_text(path), path)}
+        return metrics["total"]
+    path = folder / "client.json"
+    if not raw_exists(path):
+        return 0.0
+    metrics = {m.metric: m.value for m in parse_client_json(read_raw_text(path), path)}
+    for name, scale in CLIENT_WINDOW_METRICS.items():
+        if name in metrics:
+            return metrics[name] * scale
+    per_call, count, scale = PER_CALL_WINDOW
+    if per_call in metrics and count in metrics:
+        return metrics[per_call] * metrics[count] * scale
+    return 0.0
+
+
+def phase_starts(resources: str, path: Path | str = "resources.csv") -> dict[str, float]:
+    """The time (s after the sampler started) of the first sample of each phase."""
+    starts: dict[str, float] = {}
+    try:
+        for row in csv.DictReader(io.StringIO(resources)):
+            starts.setdefault(row["phase"], float(row["t"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedRawFile(path, f"no t and phase columns to time phases by ({exc})") from exc
+    return starts
+
+
+def seconds_between(start: str, end: str) -> float:
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def phases_from_raw(folder: Path, record: dict[str, Any]) -> PhaseTimes:
+    """A cell recorded without `phases`: its phase boundaries from resources.csv, its
+    window from the tool's output, its total from cell.json's start and end."""
+    total = seconds_between(record["start"], record["end"])
+    path = folder / "resources.csv"
+    starts = phase_starts(read_raw_text(path), path) if raw_exists(path) else {}
+    kind = str(record.get("spec", {}).get("load", {}).get("kind", ""))
+    measure = starts.get("measure")
+    if measure is None:  # never loaded: the whole cell was start and stop
+        return PhaseTimes(server_start=total, total=total)
+    warmup = starts.get("warmup", measure)
+    stop = starts.get("stop", total)
+    return PhaseTimes(
+        server_start=warmup,
+        warmup=measure - warmup,
+        load=stop - measure,
+        window=measured_window(folder, kind),
+        teardown=max(total - stop, 0.0),
+        total=total,
+    )
+
+
+def cell_phases(folder: Path, record: dict[str, Any]) -> PhaseTimes:
+    """The cell's phase times: as recorded, or read back from its raw files."""
+    if record.get("phases"):
+        return PhaseTimes.from_dict(record["phases"])
+    return phases_from_raw(folder, record)
+
+
+@dataclass
+class TimedCell:
+    study: str
+    start: str
+    end: str
+    phases: PhaseTimes
+
+
+@dataclass
+class MeasuringSplit:
+    """A run's measuring wall time (first cell start to last cell end), split."""
+
+    wall: float
+    by_study: dict[str, PhaseTimes]
+    cells_by_study: dict[str, int]
+    # Time between two cells of one study (the launcher's per-cell work), and between the
+    # last cell of one study and the first of the next (the playbook's handover).
+    gaps: float
+    handovers: float
+    gap_count: int = 0
+    handover_count: int = 0
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def window(self) -> float:
+        return sum(p.window for p in self.by_study.values())
+
+    @property
+    def efficiency(self) -> float:
+        """Measured windows over measuring wall time (0 for a run with no time)."""
+        return self.window / self.wall if self.wall > 0 else 0.0
+
+
+def split_cells(cells: list[TimedCell]) -> MeasuringSplit:
+    """Sums the cells' phases per study and times the gaps between them, in start order."""
+    cells = sorted(cells, key=lambda c: c.start)
+    by_study: dict[str, PhaseTimes] = {}
+    counts: dict[str, int] = {}
+    for cell in cells:
+        summed = by_study.setdefault(cell.study, PhaseTimes())
+        for f in fields(PhaseTimes):
+            setattr(summed, f.name, getattr(summed, f.name) + getattr(cell.phases, f.name))
+        counts[cell.study] = counts.get(cell.study, 0) + 1
+    gaps = handovers = 0.0
+    gap_count = handover_count = 0
+    for before, after in zip(cells, cells[1:], strict=False):
+        gap = max(seconds_between(before.end, after.start), 0.0)
+        if before.study == after.study:
+            gaps, gap_count = gaps + gap, gap_count + 1
+        else:
+            handovers, handover_count = handovers + gap, handover_count + 1
+    wall = seconds_between(cells[0].start, max(c.end for c in cells)) if cells else 0.0
+    split = MeasuringSplit(wall, by_study, counts, gaps, handovers, gap_count, handover_count)
+    split.parts = parts_of(split)
+    return split
+
+
+def parts_of(split: MeasuringSplit) -> dict[str, float]:
+    """The wall time in the parts a reader asks about, seconds; they add up to the wall."""
+    studies = split.by_study.values()
+    return {
+        "inside a measured window": split.window,
+        "warm-up, client start and connect": sum(p.warmup + p.load - p.window for p in studies),
+        "server start and readiness": sum(p.server_start + p.ready for p in studies),
+        "teardown": sum(p.teardown for p in studies),
+        "gaps between cells": split.gaps,
+        "handovers between studies": split.handovers,
+    }
+
+
+def run_split(run_dir: Path) -> MeasuringSplit:
+    """Every complete cell of a run (A/A cells too: they took the time), split; a cell
+    whose record has no start and end (none written by the runner) has no time to split."""
+    from perflab.contract.cell import cell_dirs
+
+    cells = []
+    for folder in cell_dirs(run_dir):
+        path = folder / "cell.json"
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise MalformedRawFile(path, f"unreadable cell record ({exc})") from exc
+        if record.get("start") and record.get("end"):
+            cells.append(
+                TimedCell(
+                    record["study"], record["start"], record["end"], cell_phases(folder, record)
+                )
+            )
+    return split_cells(cells)
+
+
+def manifest_entry(split: MeasuringSplit) -> dict[str, Any]:
+    """The split as the manifest keeps it (`measuring`): seconds, per study and in parts."""
+    return {
+        "wall_s": round(split.wall, 3),
+        "window_s": round(split.window, 3),
+        "efficiency": round(split.efficiency, 4),
+        "gaps_s": round(split.gaps, 3),
+        "handovers_s": round(split.handovers, 3),
+        "parts_s": {name: round(value, 3) for name, value in split.parts.items()},
+        "studies": {
+            study: {"cells": split.cells_by_study[study], **times.as_dict()}
+            for study, times in sorted(split.by_study.items())
+        },
+    }
+
+
+def split_table(split: MeasuringSplit) -> str:
+    """The split as a markdown table: part, minutes, share of the wall time."""
+    lines = ["| part | minutes | share |", "|---|---:|---:|"]
+    for name, seconds in split.parts.items():
+        share = seconds / split.wall if split.wall else 0.0
+        lines.append(f"| {name} | {seconds / 60:.1f} | {share:.0%} |")
+    lines.append(f"| measuring wall time | {split.wall / 60:.1f} | 100% |")
+    return "\n".join(lines)
+
+
+def dumps(split: MeasuringSplit) -> str:
+    return json.dumps(manifest_entry(split), indent=2, sort_keys=True)

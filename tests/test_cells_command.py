@@ -1,0 +1,95 @@
+"""`python -m perflab cells`: a list of cells in one process, progress per cell as `cell`
+gives it, and a run interrupted between two cells resumed with none lost or run twice."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from tests.test_runner import scratch_tree, spec
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cells_list(tmp_path: Path, count: int) -> Path:
+    """count cells whose server never says READY: each takes its 1.5 s ready timeout."""
+    cells = []
+    for index in range(1, count + 1):
+        cell = spec("silent", ready_timeout_s=1.5)
+        cell.cell_id = f"silent-{index}-r1"
+        cells.append(asdict(cell))
+    path = tmp_path / "cells.json"
+    path.write_text(json.dumps(cells))
+    return path
+
+
+def start(tmp_path: Path, src: Path, specs: Path) -> subprocess.Popen[str]:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "perflab", "cells", f"--home={home}", f"--src={src}"]
+    argv += [f"--specs={specs}", f"--runs={tmp_path / 'runs'}", "--progress=scratch"]
+    return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, text=True)
+
+
+def wait_for(path: Path, text: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.is_file() and text in path.read_text():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{text!r} never appeared in {path}")
+
+
+@pytest.mark.live
+def test_a_run_interrupted_between_cells_resumes_with_none_lost_or_run_twice(tmp_path):
+    src = scratch_tree(tmp_path)
+    specs = cells_list(tmp_path, 3)
+    progress = tmp_path / "runs" / "run1" / "progress.log"
+    first = start(tmp_path, src, specs)
+    wait_for(progress, "start scratch [1/3]")
+    first.send_signal(signal.SIGTERM)  # mid-cell: that cell finishes, the next never starts
+    out, _ = first.communicate(timeout=60)
+    assert first.returncode == 128 + signal.SIGTERM
+    assert "scratch [1/3] hello/silent-1-r1: failed: server not ready" in out
+    assert "stopped by signal 15 before silent-2-r1" in out
+    cell_dir = tmp_path / "runs" / "run1" / "hello"
+    assert sorted(p.name for p in cell_dir.iterdir()) == ["silent-1-r1"]  # whole, no partial
+    written = (cell_dir / "silent-1-r1" / "cell.json").read_text()
+
+    second = start(tmp_path, src, specs)
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 0
+    assert out.splitlines() == [
+        "scratch [1/3] hello/silent-1-r1: complete already, skipped",
+        "scratch [2/3] hello/silent-2-r1: failed: server not ready within 2 s:",
+        "scratch [3/3] hello/silent-3-r1: failed: server not ready within 2 s:",
+    ]
+    assert (cell_dir / "silent-1-r1" / "cell.json").read_text() == written  # not run twice
+    assert sorted(p.name for p in cell_dir.iterdir()) == [f"silent-{i}-r1" for i in (1, 2, 3)]
+    ends = [line for line in progress.read_text().splitlines() if " end " in line]
+    assert len(ends) == 4  # every cell named as it ended, the skip too
+
+
+@pytest.mark.live
+def test_a_bad_spec_in_the_list_is_refused_before_any_cell_runs(tmp_path):
+    specs = cells_list(tmp_path, 2)
+    cells = json.loads(specs.read_text())
+    del cells[1]["server"]
+    specs.write_text(json.dumps(cells))
+    done = subprocess.run(
+        [sys.executable, "-m", "perflab", "cells", f"--specs={specs}", f"--runs={tmp_path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "perflab cells: bad cell spec: 'server'" in done.stderr
+    assert not (tmp_path / "run1").exists()

@@ -1,0 +1,127 @@
+"""The estimate said before a run: each cell priced from its configured seconds and the
+reference run's overhead, or from the same configuration there, or by analogy (counted),
+checked against the committed reference run's own measuring time."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from perflab.analysis.estimate import (
+    UNKNOWN_CELL_S,
+    ReferenceTimes,
+    configured_seconds,
+    estimate,
+    measured_minutes,
+    price,
+)
+
+REFERENCE = Path(__file__).resolve().parent.parent / "data" / "20261125-quick"
+
+
+@pytest.fixture(scope="module")
+def own_cells() -> dict[str, list[dict]]:
+    """Every cell the reference run ran, as the specs it was given (A/A and adaptive too)."""
+    cells: dict[str, list[dict]] = defaultdict(list)
+    for path in sorted(REFERENCE.glob("*/*/cell.json")):
+        record = json.loads(path.read_text())
+        cells[record["study"]].append(record["spec"])
+    return dict(cells)
+
+
+@pytest.fixture(scope="module")
+def reference() -> ReferenceTimes:
+    return ReferenceTimes.read(REFERENCE)
+
+
+def hello_spec(own_cells: dict[str, list[dict]]) -> dict:
+    return copy.deepcopy(next(s for s in own_cells["hello"] if configured_seconds(s)))
+
+
+def test_configured_seconds_are_warmup_and_duration_of_a_timed_ghz_load():
+    timed = {"load": {"kind": "ghz", "duration_s": 20.0, "warmup_s": 5.0}}
+    assert configured_seconds(timed) == 25.0
+    assert configured_seconds({"load": {"kind": "ghz", "total": 2000, "duration_s": None}}) is None
+    assert configured_seconds({"load": {"kind": "client", "duration_s": None}}) is None
+
+
+def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it(own_cells):
+    result = estimate(own_cells, REFERENCE, 0.0)
+    actual = measured_minutes(REFERENCE)
+    assert result.cells == sum(len(specs) for specs in own_cells.values())
+    # Its own cells: the sized ones are priced from their own configuration (nothing by
+    # analogy), the timed ones from their seconds and their implementation's overhead.
+    assert "analogy" not in result.priced and result.priced["durations"] > 200
+    assert abs(result.minutes / actual - 1) < 0.15, (result.minutes, actual)
+
+
+def test_a_longer_configured_cell_costs_its_added_seconds(own_cells, reference):
+    spec = hello_spec(own_cells)
+    short = price(spec, reference)
+    spec["load"]["duration_s"] = spec["load"]["duration_s"] + 17.0
+    long = price(spec, reference)
+    assert short.how == long.how == "durations"
+    assert long.seconds - short.seconds == pytest.approx(17.0)
+
+
+def test_cells_the_reference_lacks_are_priced_by_analogy_and_counted(own_cells, reference):
+    orders = copy.deepcopy(own_cells["orders"][0])
+    orders["cell_id"] = "unary-plaintext-c10-n99999-r1"  # a size the reference never ran
+    assert price(orders, reference).how == "analogy"
+    result = estimate(
+        {"orders": [orders], "newstudy": [{"cell_id": "x-r1", "implementation": "x"}]},
+        REFERENCE,
+        12,
+    )
+    assert result.priced == {"analogy": 1, "guess": 1}
+    assert result.guessed_studies == ["newstudy"]
+    assert result.minutes_by_study["newstudy"] * 60 == pytest.approx(
+        UNKNOWN_CELL_S + reference.gap_s + reference.handover_s
+    )
+    sentence = result.sentence()
+    assert "1 by analogy" in sentence and "plus at most 12 min of adaptive rounds" in sentence
+    assert "newstudy guessed at 5 s a cell" in sentence
+
+
+def profile_estimate(profile: str) -> str:
+    """The estimate run_start.yml prints for a profile: every study's cells as `perflab
+    matrix` expands them, and the profile's cap of adaptive minutes."""
+    from dataclasses import asdict
+
+    import yaml
+
+    from perflab.contract.adaptive import read
+    from perflab.contract.matrix import expand
+    from perflab.host.impls import discover
+    from tests.conftest import GROUP_VARS, REPO, study_vars
+
+    known = set(discover(REPO / "servers"))
+    studies = yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
+    cells = {
+        study: [asdict(c) for c in expand("x", study, *study_vars(study), profile, known)]
+        for study in ["calibration", *studies]
+    }
+    knobs = yaml.safe_load((GROUP_VARS / "adaptive.yml").read_text())
+    adaptive = read(knobs["perflab_adaptive"], knobs["perflab_profiles_adaptive"], profile)
+    result = estimate(cells, REFERENCE, adaptive.max_minutes if adaptive.max_looks else 0)
+    analogy, cells = (
+        f"{n:,}".replace(",", " ") for n in (result.priced.get("analogy", 0), result.cells)
+    )
+    return (
+        f"about {result.minutes:.0f} min\n({result.minutes / 60:.1f} h, {analogy} of its "
+        f"{cells} cells priced by analogy)"
+    )
+
+
+def test_the_readme_gives_each_profiles_estimate_as_it_comes_out():
+    from tests.conftest import REPO
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    quick = profile_estimate("quick").split("\n")[0]
+    full = " ".join(profile_estimate("full").split())
+    assert f"quick {quick}" in readme
+    assert f"full {full}" in readme
