@@ -25,12 +25,13 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run-args run run-dir report lab test test-fast unit-tests lint netns-up netns-down simulate
+.PHONY: help venv lock setup run-args run run-dir report readings simulate simulate-pooling lab test test-fast unit-tests lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
 	@echo "                                                     set up, measure, collect, render"
 	@echo "make report  RUN=data/<run_id>                        re-render reports from raw data"
+	@echo "make report  RUNS=\"data/readings/*.json ...\"          pool runs into reports/pooled/"
 	@echo "make lab     RUN=data/<run_id> [LAB_PORT=8888]        JupyterLab on notebooks/, that run loaded"
 	@echo "make test                                             set up, then every test (CI runs this)"
 	@echo "make test-fast                                        ruff, ansible-lint, unit tests: no setup"
@@ -79,8 +80,34 @@ run-dir:
 	@test -n "$$PERFLAB_ARG_RUN" || { echo "usage: make $(MAKECMDGOALS) RUN=data/<run_id>" >&2; exit 2; }
 	@$(PYTHON) -m perflab.runargs run-dir "$$PERFLAB_ARG_RUN"
 
-report: run-dir venv
+# RUNS="a b ..." (run folders or data/readings/<run_id>.json files) pools those runs into
+# reports/pooled/ instead: every run a site (perflab.analysis.pooled), e.g.
+#   make report RUNS="$$(ls data/readings/*.json)"
+RUNS       ?=
+report: $(if $(RUNS),,run-dir) venv
+ifneq ($(strip $(RUNS)),)
+	$(BIN)/python -m perflab verdicts --runs $(RUNS) --out reports/pooled
+else
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
+endif
+
+# The readings files the pooled report reads (data/readings/, tens of KiB each): the committed
+# reference runs of reference_runs.yml, and the earlier ones recovered from the history,
+# each as <run_id>@<the commit that held it> (git archive; nothing large is kept).
+HISTORY_RUNS := 20261123-reference@5606e601 20261124-reference@1c1e4be8 \
+	20261124-quick-a@ae1c8116 20261124-quick-b@fc1b3afa \
+	20261123-reference-netns@b6efadfe 20261124-reference-netns@ae1c8116
+readings: venv
+	mkdir -p tmp
+	for run in $(HISTORY_RUNS); do \
+		$(BIN)/python -m perflab readings --run data/$${run%@*} --commit $${run#*@} || exit 1; done
+	for run in $$(sed -n 's/^[a-z]*: *//p' data/reference/reference_runs.yml); do \
+		$(BIN)/python -m perflab readings --run data/$$run || exit 1; done
+
+# The pooling's coverage by simulation, long (the unit test runs a short version).
+SIM_REPS ?= 2000
+simulate-pooling: venv
+	$(BIN)/python -m perflab.analysis.simulate_pooling --reps $(SIM_REPS)
 
 # JupyterLab on notebooks/, every notebook's parameters set to the run RUN names (absolute:
 # a kernel runs in the notebook's folder); figures go to tmp/lab/<run_id>, never reports/.

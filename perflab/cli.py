@@ -227,7 +227,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
     """The README's summary of a run's verdicts (a paragraph per seed and a link to the
-    index), or each claim's verdict beside a second run's (--against) with what changed."""
+    index), beside a second run's verdicts (--against) with what changed, or pooled over
+    many runs (--runs: the pooled index under --out)."""
+    if args.runs:
+        return pooled_verdicts(args)
+    if args.run_dir is None:
+        print("perflab verdicts: give --run-dir <run> or --runs <run> <run> ...", file=sys.stderr)
+        return 2
     if refused_run_dir("verdicts", args.run_dir):
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
@@ -242,6 +248,59 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     else:
         against = read(args.against, hooks)
         print(comparison_table(replicate(run, Path(args.reference), against=against)))
+    return 0
+
+
+def pooled_verdicts(args: argparse.Namespace) -> int:
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.pooled import pool_claims
+    from perflab.analysis.pooled_page import render_pooled
+    from perflab.analysis.replication import CLAIMS_FILE
+    from perflab.analysis.sites import ReadingsError, collect_runs
+
+    # The claims alone: pooling needs no seed configurations (reference_claims reads the
+    # published tables too, minutes and gigabytes on a loaded machine).
+    claims = read_claims(Path(args.reference) / CLAIMS_FILE)
+    try:
+        runs = collect_runs([Path(source) for source in args.runs], claims, claim_frame_hooks())
+    except ReadingsError as exc:
+        print(f"perflab verdicts: {exc}", file=sys.stderr)
+        return 2
+    readings = pool_claims(claims, runs)
+    print(render_pooled(readings, runs, Path(args.out)))
+    return 0
+
+
+def cmd_readings(args: argparse.Namespace) -> int:
+    """A run's readings file (data/readings/<run_id>.json), from a run folder or from the
+    folder a commit held (--commit: `git archive`, unpacked under tmp/ and removed)."""
+    import shutil
+    import tempfile
+
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.replication import CLAIMS_FILE
+    from perflab.analysis.run import read
+    from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
+
+    # The claims file alone: the seed configurations reference_claims adds change no verdict
+    # and cost gigabytes.
+    claims, out = read_claims(Path(args.reference) / CLAIMS_FILE), Path(args.out)
+    if args.commit is None:
+        if refused_run_dir("readings", args.run):
+            return 2
+        run = read(Path(args.run), claim_frame_hooks())
+        print(write_readings(read_run_readings(run, claims), out))
+        return 0
+    scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
+    try:
+        folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
+        run = read(folder, claim_frame_hooks())
+        print(write_readings(read_run_readings(run, claims, args.commit), out))
+    except ReadingsError as exc:
+        print(f"perflab readings: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
@@ -419,12 +478,26 @@ def parser() -> argparse.ArgumentParser:
     phases.set_defaults(func=cmd_phases)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")
-    verdicts.add_argument("--run-dir", required=True)
+    verdicts.add_argument("--run-dir")
     verdicts.add_argument("--reference", default="data/reference")
     verdicts.add_argument(
         "--against", help="a second run's folder: both verdicts per claim and what changed"
     )
+    verdicts.add_argument(
+        "--runs",
+        nargs="+",
+        help="runs to pool, each a run folder or its readings file (data/readings/<run>.json)",
+    )
+    verdicts.add_argument("--out", default="reports/pooled", help="where --runs writes its index")
     verdicts.set_defaults(func=cmd_verdicts)
+    readings = sub.add_parser("readings", help="a run's readings file, for pooling runs")
+    readings.add_argument(
+        "--run", required=True, help="a run folder, or data/<run_id> with --commit"
+    )
+    readings.add_argument("--commit", help="recover the run folder as this commit held it")
+    readings.add_argument("--reference", default="data/reference")
+    readings.add_argument("--out", default="data/readings")
+    readings.set_defaults(func=cmd_readings)
     return top
 
 

@@ -77,6 +77,8 @@ class Replication:
     readers: Readers = Readers()
     manifest: dict = field(default_factory=dict)
     topology: str = "localhost"
+    # Per claim, whether the pooled runs (data/readings/) agree (perflab.analysis.pooled).
+    pooled: dict[str, str] = field(default_factory=dict)
 
     def listed(self) -> list[Verdict]:
         """The verdicts the index lists: a claim of a study the run left out (make run
@@ -211,7 +213,15 @@ def replicate(
         Readers.read(reference_dir),
         run.manifest or {},
         run.topology,
+        pooled_agreements(reference_dir, verdicts),
     )
+
+
+def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:
+    from perflab.analysis.pooled import agreements
+    from perflab.analysis.sites import READINGS_DIR
+
+    return agreements(reference_dir.parent / READINGS_DIR, verdicts)
 
 
 SAME = "same"
@@ -386,7 +396,9 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         html.escape(stated_test(claim)),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
-        badge(verdict.verdict) + method_note(replication, verdict),
+        badge(verdict.verdict)
+        + method_note(replication, verdict)
+        + pooled_note(replication, claim),
         html.escape(rounds_of(verdict)),
         rests_on(verdict),
     ]
@@ -422,6 +434,11 @@ def context_lines(replication: Replication, claim: Claim) -> list[str]:
 def context_html(replication: Replication, claim: Claim) -> str:
     lines = context_lines(replication, claim)
     return "".join(f"<br><small><i>{html.escape(line)}</i></small>" for line in lines)
+
+
+def pooled_note(replication: Replication, claim: Claim) -> str:
+    note = replication.pooled.get(claim.id)
+    return f"<br><small>{html.escape(note)}</small>" if note else ""
 
 
 def rounds_of(verdict: Verdict) -> str:

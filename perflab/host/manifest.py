@@ -57,6 +57,15 @@ def cpu_model() -> str:
     return platform.processor()
 
 
+def boot_id() -> str:
+    """This boot's id: two runs of one boot are one site when runs are pooled
+    (perflab.analysis.sites); '' where the kernel does not say."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
 def memory_bytes() -> int:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -109,6 +118,7 @@ def host_facts(paths: HostPaths) -> dict[str, Any]:
         "cpus_usable": len(os.sched_getaffinity(0)),
         "memory_bytes": memory_bytes(),
         "kernel": platform.release(),
+        "boot_id": boot_id(),
         # How busy the host already was when the run started: a noisy host is on record.
         "loadavg_1_5_15": list(os.getloadavg()),
         "os": platform.platform(),

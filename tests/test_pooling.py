@@ -1,0 +1,176 @@
+"""Pooling runs across machines: random effects on synthetic runs, sites, the pooled
+verdict by the single-run rule, and the pooled index."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from perflab.analysis.pooled import agreement, pool_claim, pool_claims
+from perflab.analysis.pooled_page import lead, render_pooled
+from perflab.analysis.pooling import pool
+from perflab.analysis.simulate_pooling import CLAIM, simulate, synthetic_run
+from perflab.analysis.sites import (
+    BOOT_FALLBACK,
+    ReadingsError,
+    load_readings,
+    read_run_readings,
+    sites_of,
+    write_readings,
+)
+from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED
+from perflab.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "runs" / "hello_fixture"
+
+
+def runs_at(effects: list[float], se: float = 0.03) -> list:
+    return [synthetic_run(i, math.log(e), se) for i, e in enumerate(effects)]
+
+
+def test_identical_runs_give_tau_zero_and_narrow_as_runs_are_added():
+    widths = []
+    for k in (2, 3, 5, 8):
+        pooled = pool([math.log(1.3)] * k, [0.04] * k)
+        assert pooled.tau == 0.0
+        assert pooled.tau_low == 0.0
+        assert pooled.i2 == 0.0
+        assert pooled.estimate == pytest.approx(math.log(1.3))
+        widths.append(pooled.high - pooled.low)
+    assert widths == sorted(widths, reverse=True)
+    assert len(set(widths)) == len(widths)
+
+
+def test_a_known_spread_is_recovered_at_the_rate_the_method_promises():
+    """Short: 300 simulated pools of 6 sites with tau = 0.1. The Q-profile interval is
+    exact under the model: its coverage must be 95% within Monte Carlo error."""
+    result = simulate(6, 0.1, reps=300)
+    error = result.error(result.tau_covered, result.reps)
+    print(result.line())
+    assert abs(result.tau_covered / result.reps - 0.95) <= 3 * max(error, 0.0126)
+    # Hartung-Knapp (never narrower than the normal interval) keeps its 95% too.
+    assert result.mu_covered / result.reps >= 0.95 - 3 * 0.0126
+
+
+def test_one_run_alone_keeps_the_single_run_verdicts():
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.run import read as read_folder
+    from perflab.cli import claim_frame_hooks
+
+    claims = read_claims(REPO / "data" / "reference" / "claims.yml")
+    run = read_run_readings(read_folder(FIXTURE, claim_frame_hooks()), claims)
+    pooled = pool_claims(claims, [run])
+    judged = {p.claim.id: p.verdict for p in pooled}
+    assert judged == run.verdicts
+    assert any(v != NOT_MEASURED for v in judged.values())
+
+
+def test_pooled_verdict_goes_both_ways_by_the_single_run_rule():
+    holds = pool_claim(CLAIM, runs_at([1.5, 1.6, 1.45, 1.55]))
+    assert holds.verdict == HOLDS
+    assert holds.sites == 4 and holds.runs == 4
+    fails = pool_claim(CLAIM, runs_at([0.6, 0.65, 0.55, 0.62]))
+    assert fails.verdict == FAILS
+    # The sites disagree across the threshold: the pooled interval straddles it.
+    split = pool_claim(CLAIM, runs_at([0.7, 1.5, 0.8, 1.4]))
+    assert split.verdict == INCONCLUSIVE
+
+
+def test_a_spread_beyond_the_runs_noise_depends_on_the_machine():
+    spread = pool_claim(CLAIM, runs_at([0.79, 1.13, 0.9, 1.25, 0.85]))
+    assert spread.depends_on_machine
+    assert spread.deciding.pooled.tau > spread.deciding.pooled.within_se
+    alike = pool_claim(CLAIM, runs_at([1.01, 1.0, 0.99, 1.02, 1.0]))
+    assert not alike.depends_on_machine
+    runs = runs_at([0.79, 1.13, 0.9, 1.25, 0.85])
+    assert "1 depend on the machine" in lead([spread], runs)
+    assert "0 depend on the machine" in lead([alike], runs)
+
+
+def test_two_runs_of_one_boot_are_one_site():
+    a, b, c = runs_at([1.2, 1.25, 1.3])
+    same_boot = dataclasses.replace(b, hosts=a.hosts)
+    assert len(sites_of([a, same_boot, c])) == 2
+    pooled = pool_claim(CLAIM, [a, same_boot, c])
+    assert pooled.sites == 2 and pooled.runs == 3
+    assert pooled.deciding.pooled.k == 2
+    # Without a boot id the day the run started stands in.
+    old = {"localhost": {"cpu_model": "x", "cpus": 2, "kernel": "k", "boot_id": None}}
+    day1 = dataclasses.replace(a, hosts=old, start="2026-11-23T10:00:00")
+    day1_later = dataclasses.replace(b, hosts=old, start="2026-11-23T20:00:00")
+    day2 = dataclasses.replace(c, hosts=old, start="2026-11-24T10:00:00")
+    assert day1.boot() == f"{BOOT_FALLBACK} 2026-11-23"
+    assert len(sites_of([day1, day1_later, day2])) == 2
+
+
+def test_agreement_says_whether_the_pooled_evidence_agrees():
+    pooled = pool_claim(CLAIM, runs_at([1.5, 1.6, 1.45]))
+    assert agreement(HOLDS, pooled).startswith("pooled agrees")
+    assert agreement(INCONCLUSIVE, pooled).startswith("pooled differs: holds")
+    assert agreement(HOLDS, None) == "no pooled evidence"
+
+
+def test_a_run_sharing_no_configuration_is_named():
+    a, b = runs_at([1.3, 1.4])
+    other = dataclasses.replace(b.readings[0], configuration={"concurrency": "50"})
+    b = dataclasses.replace(b, readings=(other,))
+    pooled = pool_claim(CLAIM, [a, b])
+    assert pooled.unshared == (a.run_id, b.run_id)
+    assert len(pooled.configurations) == 2
+
+
+def test_readings_file_round_trip_and_a_bad_one_is_named(tmp_path):
+    run = runs_at([1.3])[0]
+    path = write_readings(run, tmp_path)
+    assert load_readings(path) == run
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"run_id": "x"}))
+    with pytest.raises(ReadingsError, match="bad.json"):
+        load_readings(bad)
+
+
+def as_claim(run, claim_id: str):
+    readings = tuple(dataclasses.replace(r, claim=claim_id) for r in run.readings)
+    return dataclasses.replace(run, readings=readings, verdicts={claim_id: INCONCLUSIVE})
+
+
+def test_cli_pools_readings_files_into_an_index(tmp_path, capsys):
+    claim = "hello-sync-w1-beats-grpclib-asyncio"
+    runs = [as_claim(run, claim) for run in runs_at([1.2, 0.8, 1.1])]
+    files = [write_readings(run, tmp_path / "readings") for run in runs]
+    out = tmp_path / "pooled"
+    assert main(["verdicts", "--runs", *map(str, files), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text()
+    assert "over 3 runs on 3 independent sites" in page
+    assert "1 depend on the machine" in page
+    assert (out / "figures" / f"forest-{claim}.png").is_file()
+    assert main(["verdicts", "--runs", str(files[0]), str(files[0]), "--out", str(out)]) == 2
+    assert "given twice" in capsys.readouterr().err
+
+
+def test_render_draws_a_forest_plot_per_pooled_claim(tmp_path):
+    runs = runs_at([1.2, 0.9, 1.1])
+    index = render_pooled([pool_claim(CLAIM, runs)], runs, tmp_path)
+    assert (tmp_path / "figures" / f"forest-{CLAIM.id}.png").stat().st_size > 1000
+    assert f"figures/forest-{CLAIM.id}.png" in index.read_text()
+
+
+def test_the_single_run_index_is_told_whether_the_pool_agrees(tmp_path):
+    from perflab.analysis.pooled import agreements
+    from perflab.analysis.replication import Replication, pooled_note
+    from perflab.analysis.verdicts import Verdict
+
+    for run in runs_at([1.5, 1.6, 1.45]):
+        write_readings(run, tmp_path)
+    said = agreements(tmp_path, [Verdict(CLAIM, INCONCLUSIVE, "")])
+    assert said[CLAIM.id].startswith("pooled differs: holds over 3 site(s)")
+    assert agreements(tmp_path, [Verdict(CLAIM, HOLDS, "")])[CLAIM.id].startswith("pooled agrees")
+    shown = pooled_note(Replication("r", [], pooled=said), CLAIM)
+    assert "pooled differs" in shown
+    assert pooled_note(Replication("r", []), CLAIM) == ""
+    assert agreements(tmp_path / "none", [Verdict(CLAIM, HOLDS, "")]) == {}
