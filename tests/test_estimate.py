@@ -97,13 +97,16 @@ def profile_estimate(profile: str) -> str:
     from perflab.contract.adaptive import read
     from perflab.contract.matrix import expand
     from perflab.host.impls import discover
+    from perflab.studies import get_study, runnable
     from tests.conftest import GROUP_VARS, REPO, study_vars
 
     known = set(discover(REPO / "servers"))
-    studies = yaml.safe_load((GROUP_VARS / "studies.yml").read_text())["perflab_studies"]
     cells = {
-        study: [asdict(c) for c in expand("x", study, *study_vars(study), profile, known)]
-        for study in ["calibration", *studies]
+        study: [
+            asdict(c)
+            for c in expand("x", get_study(study), *study_vars(study), profile, known)
+        ]
+        for study in ["calibration", *runnable()]
     }
     knobs = yaml.safe_load((GROUP_VARS / "adaptive.yml").read_text())
     adaptive = read(knobs["perflab_adaptive"], knobs["perflab_profiles_adaptive"], profile)

@@ -21,7 +21,7 @@ from perflab.analysis.sites import Reading, RunReadings
 CLAIM = Claim(
     id="simulated",
     seed="000",
-    study="hello",
+    study="simulated",
     says="a simulated ratio",
     source="simulation",
     metric="rps",

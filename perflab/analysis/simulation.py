@@ -98,7 +98,7 @@ def ratio_claim(case: Case) -> Claim:
         {
             "id": "simulated",
             "seed": "simulated",
-            "study": "hello",
+            "study": "simulated_ratio",
             "says": "a is faster than b",
             "source": "prose",
             "metric": "rps",
@@ -116,7 +116,7 @@ def rate_claim(case: Case) -> Claim:
         {
             "id": "simulated-rate",
             "seed": "simulated",
-            "study": "aws_io",
+            "study": "simulated_errors",
             "says": "calls fail",
             "source": "prose",
             "metric": "errors",
@@ -151,8 +151,8 @@ def ratio_rows(case: Case, rng: random.Random) -> list[dict]:
             shared = rng.gauss(0, case.round_sd) + case.drift * repeat
             a = math.exp(math.log(1000 * case.truth) + shared + rng.gauss(0, case.sigma))
             b = math.exp(math.log(1000) + shared + rng.gauss(0, case.sigma * case.sd_ratio))
-            rows.append(row("hello", "a", config, repeat, "rps", a))
-            rows.append(row("hello", "b", config, repeat, "rps", b))
+            rows.append(row("simulated_ratio", "a", config, repeat, "rps", a))
+            rows.append(row("simulated_ratio", "b", config, repeat, "rps", b))
     return rows
 
 
@@ -169,8 +169,8 @@ def rate_rows(case: Case, rng: random.Random) -> list[dict]:
                 else rng.betavariate(case.truth * spread, (1 - case.truth) * spread)
             )
             errors = sum(rng.random() < rate for _ in range(case.calls))
-            rows.append(row("aws_io", "a", config, repeat, "count", case.calls))
-            rows.append(row("aws_io", "a", config, repeat, "errors", errors))
+            rows.append(row("simulated_errors", "a", config, repeat, "count", case.calls))
+            rows.append(row("simulated_errors", "a", config, repeat, "errors", errors))
     return rows
 
 
@@ -196,7 +196,7 @@ def simulate(case: Case, trials: int, corrections: bool = True, seed: int = 26) 
     return Result(case, corrections, trials, covered, intervals, label, decided)
 
 
-# The cases: the reference run's spread of a hello cell (about 5%), spreads ten times apart,
+# The cases: the reference run's spread of a hello-server cell (about 5%), spreads ten times apart,
 # round effects larger than either, drift, several configurations, margins 0 and 10%, and
 # error rates whose failures cluster in cells.
 CASES = (
