@@ -234,11 +234,24 @@ def brackets(found: list[Search]) -> list[Bracket]:
     return out
 
 
-def ranked(found: list[Bracket]) -> list[tuple[int, Bracket]]:
-    """(rank, bracket), best first: a server's rank is 1 + the servers whose bracket lies
-    wholly above its own; servers whose brackets overlap share a rank."""
-    ranks = [(1 + sum(o.low >= b.high for o in found), b) for b in found]
-    return sorted(ranks, key=lambda pair: (pair[0], -pair[1].low, pair[1].implementation))
+def above(b: Bracket, other: Bracket) -> bool:
+    """Whether `b`'s bracket lies wholly above `other`'s: b held a rate `other` failed at or
+    beyond. An open bracket ("at least X") lies above nothing it could still reach."""
+    return b is not other and b.low >= other.high
+
+
+def ranked(found: list[Bracket]) -> list[tuple[str, Bracket]]:
+    """(rank, bracket), best first. A rank is the range of places the brackets allow: from
+    1 + the servers wholly above to n - the servers wholly below ("2" when they fix it,
+    "1-5" when overlaps leave it open), so no server is placed above one it overlaps."""
+    n = len(found)
+    places = []
+    for b in found:
+        best = 1 + sum(above(o, b) for o in found)
+        worst = n - sum(above(b, o) for o in found)
+        places.append((best, worst, b))
+    places.sort(key=lambda p: (p[0], p[1], -p[2].low, p[2].implementation))
+    return [(str(best) if best == worst else f"{best}-{worst}", b) for best, worst, b in places]
 
 
 def bracket_table(found: list[Bracket]) -> pd.DataFrame:
@@ -259,26 +272,26 @@ def bracket_table(found: list[Bracket]) -> pd.DataFrame:
 
 
 def ranking_sentence(found: list[Bracket]) -> str:
-    """Markdown: the order the brackets support, and which servers they cannot tell apart."""
+    """Markdown: every order the brackets support (a server above those wholly below it),
+    and that every other pair overlaps and is not ranked."""
     if not found:
         return "No search was measured: there is no knee to report."
-    order = ranked(found)
-    groups: dict[int, list[str]] = {}
-    for rank, b in order:
-        groups.setdefault(rank, []).append(f"**{b.implementation}**")
-    parts = [
-        " and ".join(names) if len(names) < 3 else ", ".join(names) for names in groups.values()
-    ]
-    if len(groups) == 1:
+    facts = []
+    for _, b in ranked(found):
+        below = [o.implementation for _, o in ranked(found) if above(b, o)]
+        if below:
+            facts.append(f"**{b.implementation}** above {', '.join(below)}")
+    if not facts:
+        names = ", ".join(f"**{b.implementation}**" for b in found)
         return (
-            f"The knees of {parts[0]} overlap: this run cannot rank them "
+            f"The knees of {names} overlap: this run cannot rank them "
             "(a server ranks above another only where their brackets do not overlap)."
         )
-    tied = [p for p in parts if "**" in p and (" and " in p or ", " in p)]
-    sentence = "Ranked where brackets do not overlap: " + " > ".join(parts) + "."
-    if tied:
-        sentence += f" Not told apart (their brackets overlap): {'; '.join(tied)}."
-    return sentence
+    return (
+        "Ranked only where brackets do not overlap: " + "; ".join(facts) + ". Every other "
+        "pair overlaps (an open bracket, \"at least X\", overlaps every bracket reaching past "
+        "X), so this run does not order it."
+    )
 
 
 def bound_sentence(found: list[Bracket], steps: pd.DataFrame) -> str:
