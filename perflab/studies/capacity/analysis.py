@@ -276,9 +276,10 @@ def ranking_sentence(found: list[Bracket]) -> str:
     and that every other pair overlaps and is not ranked."""
     if not found:
         return "No search was measured: there is no knee to report."
+    order = [b for _, b in ranked(found)]
     facts = []
-    for _, b in ranked(found):
-        below = [o.implementation for _, o in ranked(found) if above(b, o)]
+    for b in order:
+        below = [o.implementation for o in order if above(b, o)]
         if below:
             facts.append(f"**{b.implementation}** above {', '.join(below)}")
     if not facts:
