@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,3 +106,21 @@ def agent(host_paths: HostPaths, tmp_path: Path) -> Iterator[AgentHandle]:
         yield AgentHandle(f"http://127.0.0.1:{port}", token_file, tmp_path / "agent.log", process)
     finally:
         process.stop()
+
+
+STALL_SERVER = REPO / "tests" / "servers" / "stall_server.py"
+
+
+@contextmanager
+def stall_server(host_paths: HostPaths, stall_after: int, stall_s: float) -> Iterator[str]:
+    """The stall server (host venv: it has grpcio) at its address: one handler thread that
+    stalls `stall_s` on call `stall_after`; closing its stdin stops it."""
+    argv = [str(host_paths.home / "venv" / "bin" / "python"), str(STALL_SERVER)]
+    argv += ["--stall-after", str(stall_after), "--stall-s", str(stall_s)]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("READY "), f"stall server said {line!r}"
+        yield f"127.0.0.1:{line.split()[1]}"
+    finally:
+        proc.communicate(timeout=10)

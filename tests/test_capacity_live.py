@@ -23,11 +23,10 @@ from perflab.host.ghz import ghz_argv, ghz_binary
 from perflab.host.impls import HostPaths
 from perflab.host.runner import CellRunner
 from tests.conftest import REPO, overclaimed_intervals
-from tests.fixtures_live import GHZ_VERSION, hello_cell
+from tests.fixtures_live import GHZ_VERSION, hello_cell, stall_server
 
 pytestmark = pytest.mark.live
 
-STALL_SERVER = REPO / "tests" / "servers" / "stall_server.py"
 STALL_S = 0.5
 OPEN_RATE = 200  # calls/s: STALL_S x OPEN_RATE = 100 calls scheduled during the stall
 DURATION_S = 3.0
@@ -35,16 +34,9 @@ DURATION_S = 3.0
 
 @pytest.fixture
 def stall_target(host_paths: HostPaths) -> Iterator[str]:
-    """The stall server (host venv: it has grpcio), stalling at the call one second in."""
-    argv = [str(host_paths.home / "venv" / "bin" / "python"), str(STALL_SERVER)]
-    argv += ["--stall-after", str(OPEN_RATE), "--stall-s", str(STALL_S)]
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("READY "), f"stall server said {line!r}"
-        yield f"127.0.0.1:{line.split()[1]}"
-    finally:
-        proc.communicate(timeout=10)  # closing stdin stops it
+    """The stall server, stalling at the call one second in."""
+    with stall_server(host_paths, OPEN_RATE, STALL_S) as target:
+        yield target
 
 
 def latencies_s(host_paths: HostPaths, load: LoadSpec, target: str, out: Path) -> list[float]:

@@ -26,10 +26,10 @@ from perflab.host.runner import CellRunner
 from perflab.studies import get_study
 from perflab.studies.capacity import analysis as capacity
 from tests.conftest import REPO, study_vars
+from tests.fixtures_live import stall_server
 
 pytestmark = pytest.mark.live
 
-STALL_SERVER = REPO / "tests" / "servers" / "stall_server.py"
 RATE = 200  # calls/s: a low rate, far below what any hello server takes
 STALL_S = 0.2
 STEP_S = 3.0
@@ -75,15 +75,8 @@ def late(calls: list[dict], since: str) -> list[float]:
 def stall_target(host_paths: HostPaths) -> Iterator[str]:
     """One handler thread that stalls STALL_S on the call one second in (the generator's
     connect makes call 1)."""
-    command = [str(host_paths.home / "venv" / "bin" / "python"), str(STALL_SERVER)]
-    command += ["--stall-after", str(RATE + 1), "--stall-s", str(STALL_S)]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("READY "), f"stall server said {line!r}"
-        yield f"127.0.0.1:{line.split()[1]}"
-    finally:
-        proc.communicate(timeout=10)  # closing stdin stops it
+    with stall_server(host_paths, RATE + 1, STALL_S) as target:
+        yield target
 
 
 def test_a_server_stall_shows_in_every_call_scheduled_during_it(host_paths, stall_target, tmp_path):
