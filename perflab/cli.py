@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from perflab.host.impls import HostPaths, discover
 from perflab.host.runner import now_iso
 
 if TYPE_CHECKING:
+    from perflab.analysis.run import Hooks
     from perflab.host.runner import CellRunner
 
 
@@ -196,15 +196,17 @@ def refused_run_dir(command: str, run_dir: str) -> bool:
     return False
 
 
-def claim_frame_hooks() -> dict[str, Callable]:
-    """Each study's claim-frame hook (derived metrics its claims are judged on), from the
-    registry's records, handed to the analysis, which names no study."""
+def claim_frame_hooks() -> dict[str, Hooks]:
+    """Each study's hooks (the derived metrics its claims are judged on, from the run's frame
+    and from its rows of the seeds' tables), from the registry's records, handed to the
+    analysis, which names no study."""
+    from perflab.analysis.run import Hooks
     from perflab.studies import registry
 
     return {
-        study_id: study.claim_frame
+        study_id: Hooks(study.claim_frame, study.seed_rows)
         for study_id, study in registry().items()
-        if study.claim_frame is not None
+        if study.claim_frame is not None or study.seed_rows is not None
     }
 
 

@@ -216,8 +216,12 @@ needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed folder {SEEDS
 @cache
 def reference_tables():
     from perflab.analysis.published import read_reference_tables
+    from perflab.cli import claim_frame_hooks
 
-    return read_reference_tables(REFERENCE)
+    hooks = claim_frame_hooks()
+    return read_reference_tables(
+        REFERENCE, {study: each.seed_rows for study, each in hooks.items() if each.seed_rows}
+    )
 
 
 def test_every_published_figure_is_computed_from_the_reference_tables():

@@ -66,11 +66,11 @@ def test_without_a_cache_of_this_content_the_notebook_reads_and_judges_itself(co
     root, reference, reads, judged_runs = counted
     out = root / "out"
     out.mkdir()
-    judged.write_cache(judged.judge(root / "run", reference, {}), reference, out)
+    judged.write_cache(judged.judge(root / "run", reference, claim_frame_hooks()), reference, out)
     # The run changed after the cache was written: the cache is not taken.
     first = next((root / "run").glob("hello/*/cell.json"))
     first.write_text(json.dumps(json.loads(first.read_text())) + "\n")
-    judged.open_judged(root / "run", reference, out, {})
+    judged.open_judged(root / "run", reference, out, claim_frame_hooks())
     assert judged_runs["run"] == 2
     assert reads[first] == 2
 

@@ -18,6 +18,7 @@ from perflab.analysis.published import (
     read_reference_tables,
     seed_configurations,
 )
+from perflab.cli import claim_frame_hooks
 from perflab.studies.throughput.analysis import tls_over_none
 
 HEADER = (
@@ -75,7 +76,13 @@ def claim(**changes):
 
 @pytest.fixture
 def tables(tmp_path: Path) -> pd.DataFrame:
-    return read_reference_tables(write_tables(tmp_path))
+    return read_reference_tables(write_tables(tmp_path), seed_rows_hooks())
+
+
+def seed_rows_hooks() -> dict:
+    """Each study's hook on its rows of the seeds' tables, as a report hands them in."""
+    hooks = claim_frame_hooks()
+    return {study: each.seed_rows for study, each in hooks.items() if each.seed_rows}
 
 
 def test_successful_calls_per_second_leave_failed_calls_out(tables):
@@ -197,3 +204,25 @@ def test_tls_over_none_pairs_each_round_and_carries_a_bound_side():
     assert ratios["status"].tolist() == ["ok", "bound"]
     assert set(ratios["metric"]) == {"tls_over_none"} and set(ratios["scenario"]) == {"tls"}
     assert tls_over_none(frame.iloc[0:0]).empty
+
+
+def test_a_column_only_a_study_hook_derives_is_refused_by_name_without_the_hook(tmp_path):
+    claim = parse_claim(
+        0,
+        {
+            **BASE,
+            "id": "mono-cpu",
+            "study": "watch",
+            "metric": "server_cpu_seconds",
+            "numerator": {"scenario": "mono_small"},
+            "denominator": {"scenario": "separated_small"},
+            "pair_by": ["folder"],
+            "published": 3.0,
+            "published_from": {"metric": "core_seconds", "numerator": {"scenario": "mono_small"}},
+        },
+    )
+    rows = read_reference_tables(write_tables(tmp_path))
+    with pytest.raises(ClaimsError, match="no column folder"):
+        published_figure(claim, rows)
+    with_hooks = read_reference_tables(write_tables(tmp_path), seed_rows_hooks())
+    assert published_figure(claim, with_hooks) == pytest.approx(3.0)  # 10% x 0.5 min x 60 s

@@ -19,6 +19,7 @@ from perflab.analysis.noise import KindFloor, NoiseFloor, kind_floor, noise_floo
 from perflab.analysis.replication import Replication, index_html, replicate
 from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import MIN_MARGIN
+from perflab.cli import claim_frame_hooks
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
 from perflab.contract.rounds import aa_copies, round_order, round_seed
@@ -199,7 +200,9 @@ def test_the_floor_is_the_aa_effect_and_sets_its_study_s_margin(tmp_path):
     frame = read_run(run)
     rps = frame[frame["metric"] == "rps"].set_index("implementation")["value"]
     drift = math.expm1(abs(math.log(rps["cpp"] / rps["go"])))
-    replication = replicate(read_folder(run), REPO / "data" / "reference", study="hello")
+    replication = replicate(
+        read_folder(run, claim_frame_hooks()), REPO / "data" / "reference", study="hello"
+    )
     (kind,) = replication.noise.kinds
     assert kind.study == "hello" and kind.rounds == 1 and "rps" in kind.metrics
     assert kind.floor >= drift - 1e-12  # rps is one of the metrics the claims use

@@ -8,6 +8,7 @@ import pytest
 from perflab.analysis.replication import index_html, replicate
 from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import MIN_MARGIN
+from perflab.cli import claim_frame_hooks
 from perflab.contract.cell import AA_PARAM
 from perflab.contract.matrix import expand
 from perflab.host.impls import discover
@@ -39,7 +40,9 @@ def test_aa_cells_run_and_set_the_margin(host_paths, tmp_path):
                 cell.load.ghz_version = GHZ_VERSION  # this run has no calibration to pick it
             record = runner.run(cell)
             assert record is not None and record.status in ("ok", "bound"), record.error
-    replication = replicate(read_folder(tmp_path / RUN_ID), REPO / "data" / "reference")
+    replication = replicate(
+        read_folder(tmp_path / RUN_ID, claim_frame_hooks()), REPO / "data" / "reference"
+    )
     kinds = {kind.study: kind for kind in replication.noise.kinds}
     assert set(kinds) == {"hello", "pyclients"}
     assert all(kind.rounds == 1 and kind.floor >= 0 for kind in kinds.values())

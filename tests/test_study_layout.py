@@ -89,15 +89,11 @@ def test_no_playbook_is_a_study_s_and_run_all_names_none():
     assert "studies.yml" in imported
 
 
-# Mentions of a study id outside its package that are not the study being named: a metric
-# or parameter that has the study's name (throughput's `throughput`, orders' `orders`), and
-# the published-figure conversions of perflab/analysis/published.py (the analysis half of
-# issue 24 moves those into their studies). Each entry must still occur: the list shrinks.
-KNOWN_MENTIONS = {
-    ("perflab/analysis/published.py", "orders"),
-    ("perflab/analysis/published.py", "throughput"),
-    ("perflab/analysis/published.py", "watch"),
-}
+# Mentions of a study id outside its package that are not the study being named: the
+# metric `throughput` in published.SAME_METRIC (the run's metric -> the seed tables' metric
+# on the same terms). The studies' own conversions of the seed tables are their hooks
+# (Study.seed_rows). Each entry must still occur: the list shrinks.
+KNOWN_MENTIONS = {("perflab/analysis/published.py", "throughput")}
 
 
 def study_mentions(text: str, study: str) -> int:
@@ -180,3 +176,33 @@ def test_no_flat_study_module_is_left_behind():
     flat = {p.stem for p in (REPO / "perflab").glob("*.py")}
     assert not flat & set(study_ids())
     assert [p.name for p in STUDIES_DIR.glob("*.py")] == ["__init__.py"]
+
+
+# The one reader of a run's cells (perflab.contract.cell: cell_dirs, read_cell_json,
+# iter_cells), and the runner, which checks the record of the cell it has just written.
+CELL_READERS = {"perflab/contract/cell.py", "perflab/host/runner.py"}
+
+
+def cell_listings(source: str) -> int:
+    """How often Python source lists cell folders or names a cell record's file itself."""
+    tree = ast.parse(source)
+    return sum(
+        (isinstance(node, ast.Constant) and node.value == "cell.json")
+        or (isinstance(node, ast.Name | ast.Attribute) and "cell_dirs" in ast.unparse(node))
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_one_reader_lists_cells_or_opens_cell_json():
+    listing = {
+        str(path.relative_to(REPO))
+        for path in (REPO / "perflab").rglob("*.py")
+        if cell_listings(path.read_text())
+    }
+    assert listing <= CELL_READERS, sorted(listing - CELL_READERS)
+
+
+def test_the_cell_listing_check_sees_both_ways_of_listing_cells():
+    assert cell_listings('record = json.loads((folder / "cell.json").read_text())') == 1
+    assert cell_listings("for folder in cell_dirs(run_dir): pass") == 1
+    assert cell_listings("for cell in iter_cells(run_dir, include_aa=True): pass") == 0

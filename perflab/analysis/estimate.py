@@ -14,7 +14,6 @@ run of the topology:
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.adaptive import configuration_of
-from perflab.contract.cell import cell_dirs
+from perflab.contract.cell import iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
@@ -63,8 +62,8 @@ class ReferenceTimes:
         times.overhead_by_implementation = defaultdict(list)
         times.overhead_by_study = defaultdict(list)
         timed = []
-        for folder in cell_dirs(run_dir):
-            record = json.loads((folder / "cell.json").read_text())
+        for cell in iter_cells(run_dir, include_aa=True):
+            record = cell.record
             if not (record.get("start") and record.get("end")):
                 continue
             # Only the cell's total and its place in time count here: no raw file is read.

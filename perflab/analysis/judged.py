@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.analysis.replication import Replication, replicate
-from perflab.analysis.run import ClaimFrameHooks, Run, read
+from perflab.analysis.run import Run, StudyHooks, read
 
 # In the report folder while its pages render; never committed (.gitignore).
 CACHE_FILE = ".judged-run.pickle"
@@ -43,7 +43,7 @@ class JudgedRun:
         return self.replication.for_study(study)
 
 
-def judge(run_dir: str | Path, reference_dir: str | Path, hooks: ClaimFrameHooks) -> JudgedRun:
+def judge(run_dir: str | Path, reference_dir: str | Path, hooks: StudyHooks) -> JudgedRun:
     """Read the run once and judge it, and its reference run, once."""
     run = read(run_dir, hooks)
     return JudgedRun(run, replicate(run, reference_dir))
@@ -82,7 +82,7 @@ def open_judged(
     run_dir: str | Path,
     reference_dir: str | Path,
     out_dir: str | Path,
-    hooks: ClaimFrameHooks,
+    hooks: StudyHooks,
 ) -> JudgedRun:
     """The renderer's judged run if it left one for this run's content in `out_dir`, else
     the run read and judged now."""

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import statistics
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,16 +46,18 @@ SAME_METRIC: dict[str, set[str]] = {
 }
 # Columns that say which cell a reference row belongs to (not what was measured).
 CELL_COLUMNS = ["study", "scenario", "implementation", "client", "concurrency", "params", "repeat"]
-# watch: each CPU phase the seed read off Grafana, as (percent metric, minutes metric).
-CPU_PHASES = (
-    ("cpu_percent_peak", "cpu_phase_minutes"),
-    ("cpu_percent_phase2", "cpu_phase2_minutes"),
-)
+
+# A study's hook on its reference rows (perflab.contract.study.Study.reference_rows): its
+# rows (long, params as JSON text, the shared derived metrics among them) -> the same rows
+# with its own columns, plus its own derived rows.
+ReferenceRowsHook = Callable[["pd.DataFrame"], "pd.DataFrame"]
 
 
-def read_reference_tables(reference_dir: str | Path) -> pd.DataFrame:
-    """Every reference row, params spread into columns (concurrency among them), watch's
-    scenario split into message and folder, plus the derived metrics."""
+def read_reference_tables(
+    reference_dir: str | Path, hooks: Mapping[str, ReferenceRowsHook] | None = None
+) -> pd.DataFrame:
+    """Every reference row, params spread into columns (concurrency among them), plus the
+    derived metrics: the shared ones here, each study's own from its hook in `hooks`."""
     import pandas as pd
 
     frames = [
@@ -66,79 +69,53 @@ def read_reference_tables(reference_dir: str | Path) -> pd.DataFrame:
     rows["repeat"] = rows["repeat"].fillna(0)
     # A blank, not NaN: pandas would drop a NaN key from every group of derived_rows.
     rows["concurrency"] = rows["concurrency"].map(lambda v: "" if pd.isna(v) else text(v))
-    return with_param_columns(pd.concat([rows, derived_rows(rows)], ignore_index=True))
+    rows = pd.concat([rows, derived_rows(rows)], ignore_index=True)
+    hooks = hooks or {}
+    parts = [
+        hooks[study](part) if study in hooks else part
+        for study, part in rows.groupby("study", sort=False)
+    ]
+    return with_param_columns(pd.concat(parts, ignore_index=True))
 
 
 def with_param_columns(rows: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     spread = pd.DataFrame([json.loads(text) for text in rows["params"]], index=rows.index)
-    rows = pd.concat([rows, spread.drop(columns=[c for c in spread if c in rows])], axis=1)
-    watch = rows["study"] == "watch"
-    parts = rows.loc[watch, "scenario"].str.split("_", n=1, expand=True)
-    if not parts.empty:
-        rows.loc[watch, "message"], rows.loc[watch, "folder"] = parts[0], parts[1]
-    return rows
+    return pd.concat([rows, spread.drop(columns=[c for c in spread if c in rows])], axis=1)
 
 
 def derived_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Reference metrics on the run's metrics, one row per reference cell."""
     import pandas as pd
 
-    wide = rows.pivot_table(
-        index=CELL_COLUMNS, columns="metric", values="value", aggfunc="first", dropna=False
-    ).dropna(how="all")
+    wide = widen(rows, CELL_COLUMNS, "metric", "first").dropna(how="all")
     derived = {
         "ok_rps": column(wide, "ok") / column(wide, "total"),
         "errors": wide.filter(like="errors_").sum(axis=1, min_count=1),
-        "core_seconds": core_seconds(wide),
         # The prose's "N% less" as the ratio it means, and "N% more" likewise.
         "prose_max_rss_ratio": 1 - column(wide, "claim_max_rss_reduction") / 100,
         "prose_page_faults_minor_ratio": 1
         - column(wide, "claim_page_faults_minor_reduction") / 100,
         "prose_throughput_ratio": 1 + column(wide, "claim_throughput_gain") / 100,
-        "elapsed_per_1000_orders": per_1000_orders(wide),
     }
     parts = [
         values.dropna().rename("value").reset_index().assign(metric=name)
         for name, values in derived.items()
     ]
-    parts.append(tls_over_none(rows))
     return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+
+
+def widen(rows: pd.DataFrame, index: list[str], columns: str, how: str) -> pd.DataFrame:
+    """One row per index key that occurs, one column per value of `columns`, NaN keys kept:
+    the table pivot_table(dropna=False) gives less its empty rows, which it builds as the
+    cartesian product of every index level's values (about 20 s of CPU on the seeds)."""
+    return rows.groupby([*index, columns], dropna=False)["value"].agg(how).unstack(columns)
 
 
 def column(wide: pd.DataFrame, name: str) -> pd.Series:
     """A metric's column of the wide table, all NaN where no table has that metric."""
     return wide[name] if name in wide else wide.iloc[:, 0] * math.nan
-
-
-def core_seconds(wide: pd.DataFrame) -> pd.Series:
-    """watch: CPU as core-seconds, each phase's percent (per core) x its minutes x 60, the
-    seed's phases summed; NaN where the seed writes '...' for a phase's duration."""
-    total = column(wide, "cpu_percent_peak") / 100 * column(wide, "cpu_phase_minutes") * 60
-    second_percent = column(wide, "cpu_percent_phase2")
-    second = second_percent / 100 * column(wide, "cpu_phase2_minutes") * 60
-    # A second phase is added only where the seed lists one; its missing duration is NaN.
-    return total + second.where(second_percent.notna(), 0)
-
-
-def per_1000_orders(wide: pd.DataFrame) -> pd.Series:
-    """orders: elapsed seconds per 1000 orders of each run (or bidi batch) the seed logged;
-    the cumulative progress log counts as far as the line it stopped at."""
-    params = wide.index.get_level_values("params").map(json.loads)
-    orders = [p.get("progress_transactions") or p.get("orders") for p in params]
-    return column(wide, "elapsed") * 1000 / [float(n) if n else math.nan for n in orders]
-
-
-def tls_over_none(rows: pd.DataFrame) -> pd.DataFrame:
-    """throughput: each implementation's TLS throughput over its no-TLS one, per size."""
-    mine = rows[(rows["study"] == "throughput") & (rows["metric"] == "throughput")]
-    keys = ["study", "implementation", "client", "concurrency", "params", "repeat"]
-    wide = mine.pivot_table(index=keys, columns="scenario", values="value", dropna=False)
-    if not {"tls", "none"} <= set(wide.columns):
-        return mine.iloc[0:0]
-    ratio = (wide["tls"] / wide["none"]).dropna().rename("value").reset_index()
-    return ratio.assign(scenario="tls", metric="tls_over_none", source=mine["source"].iloc[0])
 
 
 def matches(value: Any, wanted: Any) -> bool:
@@ -181,6 +158,13 @@ def figures(claim: Claim, rows: pd.DataFrame) -> dict[tuple, float]:
     if source is None:
         return {}
     pair_by = claim.pair_by if source.pair_by is None else source.pair_by
+    missing = [name for name in pair_by if name not in rows]
+    if missing:
+        # A study's own columns come from its seed_rows hook: a caller that passed none.
+        raise ClaimsError(
+            f"claim {claim.id}: the reference tables have no column {', '.join(missing)}"
+            f" (its study's seed_rows hook derives it)"
+        )
     if claim.kind == "error_rate":
         return error_rates(source, rows, pair_by)
     numerators = by_configuration(select(rows, source.metric, source.numerator), pair_by)

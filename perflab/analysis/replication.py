@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,7 +27,11 @@ from perflab.analysis.findings import (
     versions_line,
 )
 from perflab.analysis.noise import NoiseFloor, noise_floor
-from perflab.analysis.published import read_reference_tables, with_seed_configurations
+from perflab.analysis.published import (
+    ReferenceRowsHook,
+    read_reference_tables,
+    with_seed_configurations,
+)
 from perflab.analysis.run import Run, read
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
@@ -149,17 +154,20 @@ def reference_run(run: Run, reference_dir: Path) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def reference_claims(reference_dir: Path) -> list[Claim]:
-    """The claims, with the seed configurations each covers from the reference tables."""
+def reference_claims(
+    reference_dir: Path, hooks: Mapping[str, ReferenceRowsHook] | None = None
+) -> list[Claim]:
+    """The claims, with the seed configurations each covers from the reference tables (each
+    study's own metrics derived by its hook in `hooks`, Run.seed_rows_hooks)."""
     return with_seed_configurations(
-        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir)
+        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir, hooks)
     )
 
 
 def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int) -> Plan:
     """Look `index`'s rounds, the claims judged as the report will judge them: each study
     with the margin its own A/A cells set."""
-    claims = reference_claims(reference_dir)
+    claims = reference_claims(reference_dir, run.seed_rows_hooks)
     by_study = noise_floor(run, claims).judging_by_study()
     return plan_look(run, claims, adaptive, index, Judging(), by_study)
 
@@ -177,7 +185,7 @@ def replicate(
     its own A/A cells set per metric (perflab.analysis.noise), the margins its own index
     uses, so a run's verdicts do not depend on which view judges it."""
     reference_dir = Path(reference_dir)
-    claims = reference_claims(reference_dir)
+    claims = reference_claims(reference_dir, run.seed_rows_hooks)
     noise = noise_floor(run, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
     given = judging is not None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
-    from perflab.analysis.run import ClaimFrameHooks
+    from perflab.analysis.run import StudyHooks
 
 OVERVIEW = "overview"
 # Where perflab.analysis.plots.save writes a page's figures, below the report folder.
@@ -111,7 +111,7 @@ def render_run(
     reference_dir: Path,
     out_dir: Path,
     notebooks: Path,
-    hooks: ClaimFrameHooks,
+    hooks: StudyHooks,
 ) -> list[Path]:
     """Every study page, then the overview as index.html; returns the pages written. The
     run is read and judged once, here, and every notebook loads that (perflab.analysis.judged)."""

@@ -6,9 +6,9 @@ cell.json opened once, by `perflab.contract.cell.iter_cells`, and every frame, t
 ceiling below is built from those records. A report builds it once and hands it to every
 notebook (perflab.analysis.report).
 
-Nothing here knows a study: a study's derived metrics for its claims reach the judging as a
-claim-frame hook (`ClaimFrameHooks`, study id -> function of the run's tidy frame) that the
-caller (perflab.cli) passes in.
+Nothing here knows a study: a study's derived metrics for its claims reach the judging as
+its hooks (`StudyHooks`, study id -> `Hooks`: a function of the run's tidy frame, and one
+of its rows of the seeds' tables) that the caller (perflab.cli) passes in.
 """
 
 from __future__ import annotations
@@ -28,11 +28,23 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.claims import Claim
+    from perflab.analysis.published import ReferenceRowsHook
     from perflab.contract.bounds import EffectiveCeiling
 
 # A study's derived metrics for the verdict engine, from the run's tidy frame.
 ClaimFrameHook = Callable[["pd.DataFrame"], "pd.DataFrame"]
-ClaimFrameHooks = Mapping[str, ClaimFrameHook]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a study adds to the judging: metrics derived from the run's frame, and from its
+    rows of the seeds' tables (perflab.analysis.published.ReferenceRowsHook)."""
+
+    claim_frame: ClaimFrameHook | None = None
+    seed_rows: ReferenceRowsHook | None = None
+
+
+StudyHooks = Mapping[str, Hooks]
 
 
 @dataclass
@@ -44,7 +56,7 @@ class Run:
     # manifest.json; None for a run folder without one (a run still measuring).
     manifest: dict[str, Any] | None
     ledger: Ledger | None
-    hooks: ClaimFrameHooks = field(default_factory=dict)
+    hooks: StudyHooks = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
@@ -88,13 +100,21 @@ class Run:
 
         return run_ceiling(self.manifest or {}, self.frame, self.cells_of())
 
+    @property
+    def seed_rows_hooks(self) -> dict[str, ReferenceRowsHook]:
+        """Each study's hook on its rows of the seeds' tables, where it has one."""
+        return {
+            study: hooks.seed_rows
+            for study, hooks in self.hooks.items()
+            if hooks.seed_rows is not None
+        }
+
     def claim_frame(self, studies: set[str]) -> pd.DataFrame:
         """The tidy rows plus the derived metrics of the named studies' hooks."""
         import pandas as pd
 
-        parts = [self.frame] + [
-            self.hooks[study](self.frame) for study in sorted(studies) if study in self.hooks
-        ]
+        found = [self.hooks[study].claim_frame for study in sorted(studies) if study in self.hooks]
+        parts = [self.frame] + [hook(self.frame) for hook in found if hook is not None]
         kept = [part for part in parts if not part.empty]
         # A run of A/A cells only (left out of the frame) has no row: its columns, empty.
         return pd.concat(kept, ignore_index=True) if kept else parts[0]
@@ -104,7 +124,7 @@ class Run:
         return mark_lower_bounds(self.claim_frame({claim.study for claim in claims}), self)
 
 
-def read(folder: str | Path, hooks: ClaimFrameHooks | None = None) -> Run:
+def read(folder: str | Path, hooks: StudyHooks | None = None) -> Run:
     """The run in `folder`, every cell.json opened once; `hooks` as the module says."""
     folder = Path(folder)
     if not folder.is_dir():

@@ -30,7 +30,7 @@ from perflab.analysis.claims import Claim
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 if TYPE_CHECKING:
-    from perflab.analysis.run import ClaimFrameHooks, Run
+    from perflab.analysis.run import Run, StudyHooks
 
 READINGS_DIR = "readings"
 BOOT_FALLBACK = "day"
@@ -185,7 +185,7 @@ def load_readings(path: Path) -> RunReadings:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc
 
 
-def readings_of(source: Path, claims: list[Claim], hooks: ClaimFrameHooks) -> RunReadings:
+def readings_of(source: Path, claims: list[Claim], hooks: StudyHooks) -> RunReadings:
     """A readings file as it is, or a run folder judged now (with the studies' claim-frame
     hooks)."""
     from perflab.analysis.run import read
@@ -227,7 +227,7 @@ def recover_run(repo: Path, commit: str, run_id: str, into: Path) -> Path:
 
 
 def collect_runs(
-    sources: list[Path], claims: list[Claim], hooks: ClaimFrameHooks
+    sources: list[Path], claims: list[Claim], hooks: StudyHooks
 ) -> list[RunReadings]:
     """Every source's readings; a run named twice is an error naming both sources."""
     runs: dict[str, tuple[Path, RunReadings]] = {}

@@ -238,15 +238,10 @@ def parts_of(split: MeasuringSplit) -> dict[str, float]:
 def run_split(run_dir: Path) -> MeasuringSplit:
     """Every complete cell of a run (A/A cells too: they took the time), split; a cell
     whose record has no start and end (none written by the runner) has no time to split."""
-    from perflab.contract.cell import cell_dirs
+    from perflab.contract.cell import iter_cells
 
     cells = []
-    for folder in cell_dirs(run_dir):
-        path = folder / "cell.json"
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MalformedRawFile(path, f"unreadable cell record ({exc})") from exc
+    for folder, record in iter_cells(run_dir, include_aa=True):
         if record.get("start") and record.get("end"):
             cells.append(
                 TimedCell(

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 Expander = Callable[[str, dict[str, Any], set[str]], list["CellSpec"]]
 # run_dir -> the study's derived rows for the verdicts (a pandas DataFrame; controller only).
 ClaimFrame = Callable[[Path], Any]
+# The study's rows of the seeds' tables -> them with its own columns and derived rows
+# (perflab.analysis.published.ReferenceRowsHook; pandas DataFrames, controller only).
+SeedRows = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class Study:
     # Rows it adds to perflab.analysis.frames' for the verdicts (derived metrics), or None.
     # Called on the controller only: a hook that imports pandas imports it when called.
     claim_frame: ClaimFrame | None = None
+    # Its metrics on the run's terms computed from its reference table (the seed's figures
+    # for its claims), or None; called on the controller only, like claim_frame.
+    seed_rows: SeedRows | None = None
     # A pseudo-study (calibration) has cells but no notebook, reference table or page.
     pseudo: bool = False
 

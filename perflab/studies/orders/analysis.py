@@ -9,10 +9,12 @@ data/reference/claims.yml); the note on server CPU per order is generated from t
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
+from perflab.analysis import published as seed_tables
 from perflab.analysis import stats, tables
 from perflab.contract import params
 from perflab.contract.parsers import client_cdfs, read_raw_text
@@ -395,3 +397,24 @@ def percentile_sentence(summary: pd.DataFrame) -> str:
     """Which latency percentiles the fewest-orders cell can show (`stats.percentile_note`)."""
     counts = summary.loc[summary["metric"] == "orders_ok", "median"]
     return stats.percentile_note(float(counts.min())) if len(counts) else ""
+
+
+def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The seed's rows (perflab.analysis.published) plus its elapsed seconds per 1000 orders
+    (`elapsed_per_1000_orders`), the metric the run measures."""
+    import pandas as pd
+
+    wide = seed_tables.widen(rows, seed_tables.CELL_COLUMNS, "metric", "first").dropna(how="all")
+    per_1000 = per_1000_orders(wide).dropna().rename("value").reset_index()
+    if per_1000.empty:
+        return rows
+    return pd.concat([rows, per_1000.assign(metric="elapsed_per_1000_orders")], ignore_index=True)
+
+
+def per_1000_orders(wide: pd.DataFrame) -> pd.Series:
+    """Elapsed seconds per 1000 orders of each run (or bidi batch) the seed logged; the
+    cumulative progress log counts as far as the line it stopped at."""
+    logged = wide.index.get_level_values("params").map(json.loads)
+    orders = [p.get("progress_transactions") or p.get("orders") for p in logged]
+    elapsed = seed_tables.column(wide, "elapsed")
+    return elapsed * 1000 / [float(n) if n else math.nan for n in orders]

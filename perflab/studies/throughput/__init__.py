@@ -15,6 +15,14 @@ def claim_frame(frame: Any) -> Any:
     return derived(frame)
 
 
+def seed_rows(rows: Any) -> Any:
+    """Its rows of the seeds' tables with its derived metrics (its analysis.seed_rows);
+    pandas is imported when called, on the controller, never by a host importing the record."""
+    from perflab.studies.throughput.analysis import seed_rows as derived
+
+    return derived(rows)
+
+
 STUDY = Study(
     id="throughput",
     expand=expand,
@@ -22,6 +30,7 @@ STUDY = Study(
     # iperf3 and openssl (the floor cells) come with host_packages.
     builds=("codegen_python", "tls_certs", "go_build", "cpp_build", "host_packages"),
     claim_frame=claim_frame,
+    seed_rows=seed_rows,
 )
 
 __all__ = ["STUDY"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from perflab.analysis import published as seed_tables
 from perflab.analysis import stats, tables
 
 if TYPE_CHECKING:
@@ -458,3 +459,18 @@ def claim_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Derived metrics data/reference/claims.yml judges, from the run's tidy frame: the
     study's claim-frame hook (perflab.analysis.run)."""
     return tls_over_none(frame)
+
+
+def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The seed's rows (perflab.analysis.published) plus each implementation's TLS
+    throughput over its no-TLS one per size (`tls_over_none`), the metric the run measures."""
+    import pandas as pd
+
+    mine = rows[rows["metric"] == "throughput"]
+    keys = ["study", "implementation", "client", "concurrency", "params", "repeat"]
+    wide = seed_tables.widen(mine, keys, "scenario", "mean")
+    if not {"tls", "none"} <= set(wide.columns):
+        return rows
+    ratio = (wide["tls"] / wide["none"]).dropna().rename("value").reset_index()
+    ratio = ratio.assign(scenario="tls", metric="tls_over_none", source=mine["source"].iloc[0])
+    return pd.concat([rows, ratio], ignore_index=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perflab.analysis import published as seed_tables
 from perflab.analysis import stats
 from perflab.contract.parsers import (
     raw_exists,
@@ -374,3 +375,39 @@ def timeline_figure(
     axes[0, 0].legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
+
+
+# Each CPU phase the seed read off Grafana, as (percent metric, minutes metric).
+CPU_PHASES = (
+    ("cpu_percent_peak", "cpu_phase_minutes"),
+    ("cpu_percent_phase2", "cpu_phase2_minutes"),
+)
+
+
+def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The seed's rows (perflab.analysis.published) with the scenario split into message and
+    folder, plus its CPU as core-seconds (`core_seconds`), the metric the run measures."""
+    import pandas as pd
+
+    wide = seed_tables.widen(rows, seed_tables.CELL_COLUMNS, "metric", "first").dropna(how="all")
+    cpu = core_seconds(wide).dropna().rename("value").reset_index().assign(metric="core_seconds")
+    rows = pd.concat([rows, cpu], ignore_index=True) if not cpu.empty else rows
+    parts = rows["scenario"].str.split("_", n=1, expand=True)
+    if not parts.empty:
+        rows = rows.assign(message=parts[0], folder=parts[1])
+    return rows
+
+
+def core_seconds(wide: pd.DataFrame) -> pd.Series:
+    """CPU as core-seconds, each phase's percent (per core) x its minutes x 60, the seed's
+    phases summed; NaN where the seed writes '...' for a phase's duration."""
+    total = (
+        seed_tables.column(wide, "cpu_percent_peak")
+        / 100
+        * seed_tables.column(wide, "cpu_phase_minutes")
+        * 60
+    )
+    second_percent = seed_tables.column(wide, "cpu_percent_phase2")
+    second = second_percent / 100 * seed_tables.column(wide, "cpu_phase2_minutes") * 60
+    # A second phase is added only where the seed lists one; its missing duration is NaN.
+    return total + second.where(second_percent.notna(), 0)
