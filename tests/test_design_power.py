@@ -78,6 +78,7 @@ def test_a_figure_inside_the_margin_needs_no_number_of_rounds():
     assert power.open and power.needs is None
     assert "no design up to 30 rounds reaches 80% both ways" in power.sentence()
     assert power.settles is None and "measured, no number up to 30 decides it" in power.short()
+    assert power.asks is None
     assert "0 would reach it with more rounds, 1 with none up to 30" in powers_sentence([power])
 
 

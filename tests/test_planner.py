@@ -57,12 +57,13 @@ def test_the_plan_prices_the_open_claims_rounds_and_says_what_full_decides(tmp_p
     write_run(tmp_path, cells)
     (first,) = plan([noisy, quiet], tmp_path, {STUDY: 30})
     (open_claim,) = first.open
-    needs = open_claim.power.needs
-    assert open_claim.claim_id == "noisy" and needs is not None and needs > 4
-    # Two configurations (a and b), each needs - 3 more rounds at its cell time plus the gap.
-    assert abs(first.minutes - 2 * (needs - 3) * (CELL_S + GAP_S) / 60) < 1e-6
+    needs, asks = open_claim.power.needs, open_claim.power.asks
+    assert open_claim.claim_id == "noisy" and needs is not None and asks is not None
+    assert asks == max(needs, open_claim.power.settles or 0) and asks > 4
+    # Two configurations (a and b), each asks - 3 more rounds at its cell time plus the gap.
+    assert abs(first.minutes - 2 * (asks - 3) * (CELL_S + GAP_S) / 60) < 1e-6
     text = plan_text([first], "sim")
-    assert f"1 reach 80% power both ways with at most {needs} rounds" in text
+    assert f"at the effect measured with at most {asks} rounds" in text
     assert f"about {first.minutes:.1f} min more measuring" in text
     assert "full profile (30 rounds): decides 2 of 2 claims" in text
     # One round short of what the noisy claim needs, full would not decide it.

@@ -55,6 +55,14 @@ class DesignPower:
         p = self.power
         return p is not None and p.holds >= TARGET_POWER and p.refutes >= TARGET_POWER
 
+    @property
+    def asks(self) -> int | None:
+        """The rounds an open claim asks for: enough for the power at the seed's figure and
+        to decide it at the effect measured; None where either is out of reach."""
+        if self.needs is None or self.settles is None:
+            return None
+        return max(self.needs, self.settles)
+
     def short(self) -> str:
         """The index cell: both chances, and the rounds an open claim needs."""
         if self.power is None:

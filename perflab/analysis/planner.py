@@ -1,7 +1,8 @@
 """How many more rounds a run's open claims ask for, and what they would cost.
 
 Per study: each open claim's rounds (perflab.analysis.design_power: 80% power both ways at
-the seed's figure, at the spread this run measured), priced per configuration with
+the seed's figure, and 80% chance of a decision at the effect measured, at the spread this
+run measured), priced per configuration with
 perflab.analysis.estimate from this run's own cell times (a configuration several claims
 share is priced once, at the most rounds any of them asks); and what the `full` profile's
 rounds would reach: which claims its design decides at the observed spread.
@@ -44,16 +45,17 @@ class StudyPlan:
 
     def asked(self) -> int | None:
         """The most rounds an open claim of the study asks for (None: none can be reached)."""
-        needs = [c.power.needs for c in self.open if c.power.needs is not None]
-        return max(needs) if needs else None
+        asks = [c.power.asks for c in self.open if c.power.asks is not None]
+        return max(asks) if asks else None
 
     def lines(self) -> list[str]:
-        reachable = [c for c in self.open if c.power.needs is not None]
+        reachable = [c for c in self.open if c.power.asks is not None]
         head = f"{self.study}: {len(self.open)} open claim(s) at {self.rounds} rounds"
         if reachable:
             head += (
-                f"; {len(reachable)} reach {TARGET_POWER:.0%} power both ways with at most "
-                f"{self.asked()} rounds, about {self.minutes:.1f} min more measuring"
+                f"; {len(reachable)} reach {TARGET_POWER:.0%} power both ways and a decision at "
+                f"the effect measured with at most {self.asked()} rounds, about "
+                f"{self.minutes:.1f} min more measuring"
             )
         unreached = len(self.open) - len(reachable)
         if unreached:
@@ -121,9 +123,9 @@ def plan_study(
     for verdict in verdicts:
         power = design_power(verdict)
         claims.append(ClaimPlan(verdict.claim.id, power, full_decides(verdict, power, full_rounds)))
-        if not power.open or power.needs is None or power.power is None:
+        if not power.open or power.asks is None or power.power is None:
             continue
-        more = power.needs - power.power.rounds
+        more = power.asks - power.power.rounds
         for configuration, seconds in one_round_seconds(verdict, run_dir, times).items():
             extra[configuration] = max(extra.get(configuration, (0, 0.0)), (more, seconds))
     minutes = sum(more * seconds for more, seconds in extra.values()) / 60
