@@ -78,7 +78,7 @@ def test_a_study_whose_claims_are_decided_asks_for_nothing(tmp_path):
     write_run(tmp_path, cells)
     (first,) = plan([quiet], tmp_path, {})
     assert first.open == [] and first.minutes == 0
-    assert first.lines()[0] == f"{STUDY}: 0 open claim(s) at 3 rounds"
+    assert first.lines()[0] == f"{STUDY}: 0 open claim(s)"
     assert "its rounds for this study are not stated" in first.lines()[-1]
 
 

@@ -32,7 +32,6 @@ class ClaimPlan:
 @dataclass(frozen=True)
 class StudyPlan:
     study: str
-    rounds: int
     # The full profile's rounds for the study; None: the profile does not say.
     full_rounds: int | None
     claims: list[ClaimPlan]
@@ -50,7 +49,9 @@ class StudyPlan:
 
     def lines(self) -> list[str]:
         reachable = [c for c in self.open if c.power.asks is not None]
-        head = f"{self.study}: {len(self.open)} open claim(s) at {self.rounds} rounds"
+        # Each claim's line says its own rounds: a study's claims may rest on different
+        # numbers of them (seed-method cells, looks).
+        head = f"{self.study}: {len(self.open)} open claim(s)"
         if reachable:
             head += (
                 f"; {len(reachable)} reach {TARGET_POWER:.0%} power both ways and a decision at "
@@ -119,7 +120,6 @@ def plan_study(
     full_rounds: int | None,
 ) -> StudyPlan:
     claims, extra = [], {}
-    rounds = max((v.deciding.n_numerator for v in verdicts if v.deciding), default=0)
     for verdict in verdicts:
         power = design_power(verdict)
         claims.append(ClaimPlan(verdict.claim.id, power, full_decides(verdict, power, full_rounds)))
@@ -129,7 +129,7 @@ def plan_study(
         for configuration, seconds in one_round_seconds(verdict, run_dir, times).items():
             extra[configuration] = max(extra.get(configuration, (0, 0.0)), (more, seconds))
     minutes = sum(more * seconds for more, seconds in extra.values()) / 60
-    return StudyPlan(study, rounds, full_rounds, claims, minutes)
+    return StudyPlan(study, full_rounds, claims, minutes)
 
 
 def plan(verdicts: list[Verdict], run_dir: Path, full_rounds: dict[str, int]) -> list[StudyPlan]:
