@@ -54,8 +54,8 @@ class StudyPlan:
         head = f"{self.study}: {len(self.open)} open claim(s)"
         if reachable:
             head += (
-                f"; {len(reachable)} reach {TARGET_POWER:.0%} power both ways and a decision at "
-                f"the effect measured with at most {self.asked()} rounds, about "
+                f"; {len(reachable)} can reach {TARGET_POWER:.0%} power both ways and a "
+                f"decision at the effect measured with at most {self.asked()} rounds, about "
                 f"{self.minutes:.1f} min more measuring"
             )
         unreached = len(self.open) - len(reachable)
