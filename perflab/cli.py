@@ -351,6 +351,23 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Per study, the rounds the run's open claims ask for, their minutes, and what the
+    full profile's rounds would decide."""
+    if refused_run_dir("plan", args.run):
+        return 2
+    from perflab.analysis.planner import full_rounds_from, plan, plan_text
+    from perflab.analysis.replication import replicate
+    from perflab.analysis.run import read
+
+    run = read(args.run, claim_frame_hooks())
+    verdicts = replicate(run, Path(args.reference)).listed()
+    studies = sorted({v.claim.study for v in verdicts})
+    plans = plan(verdicts, Path(args.run), full_rounds_from(Path(args.group_vars), studies))
+    print(plan_text(plans, run.run_id))
+    return 0
+
+
 def cmd_phases(args: argparse.Namespace) -> int:
     """Where a run's measuring time went: the parts as a table, then per study (JSON)."""
     if refused_run_dir("phases", args.run_dir):
@@ -473,6 +490,14 @@ def parser() -> argparse.ArgumentParser:
     estimate.add_argument("--topology", default="localhost", help="whose reference run")
     estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
     estimate.set_defaults(func=cmd_estimate)
+
+    planner = sub.add_parser("plan", help="rounds and minutes the open claims of a run ask for")
+    planner.add_argument("--run", required=True, help="the run's folder, data/<run_id>")
+    planner.add_argument("--reference", default="data/reference", help="claims and seed tables")
+    planner.add_argument(
+        "--group-vars", default="inventory/group_vars/all", help="the full profile's rounds"
+    )
+    planner.set_defaults(func=cmd_plan)
 
     phases = sub.add_parser("phases", help="where a run's measuring time went (table)")
     phases.add_argument("--run-dir", required=True)

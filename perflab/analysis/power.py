@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.analysis.claims import BAND, DIRECTION, Bound
@@ -105,16 +106,69 @@ def beyond_noise(bound: Bound, published: float, margin: float) -> bool:
     return published < bound.edges(margin)[0] / (widen if bound.test == DIRECTION else 1)
 
 
+# The power a design must reach for both verdicts to count as able to decide a claim.
+TARGET_POWER = 0.8
+# The most rounds rounds_for looks at, and its trials per look.
+MOST_ROUNDS = 30
+SEARCH_TRIALS = 200
+
+
 def rounds_for(
-    bound: Bound, published: float, sigma: float, margin: float, target: float = 0.8
+    bound: Bound,
+    published: float,
+    sigma: float,
+    margin: float,
+    target: float = TARGET_POWER,
+    trials: int = SEARCH_TRIALS,
 ) -> int | None:
-    """The fewest rounds (up to 30) whose power reaches `target` for both verdicts; None
-    where no number of rounds does: the design cannot decide the claim (its figure sits
-    inside the noise margin)."""
+    """The fewest rounds (up to MOST_ROUNDS) whose power reaches `target` for both
+    verdicts; None where none does, and where no number of rounds can: the design cannot
+    decide the claim (its figure sits inside the noise margin). Searched by bisection, as
+    power grows with the rounds (the t interval narrows with both n and its quantile); each
+    step is a Monte Carlo estimate of `trials` trials, so the answer is good to a round or
+    so where power climbs slowly."""
     if bound.test != BAND and not beyond_noise(bound, published, margin):
         return None
-    for rounds in range(3, 31):
-        power = claim_power(bound, published, sigma, rounds, margin, trials=200)
-        if power.holds >= target and power.refutes >= target:
-            return rounds
-    return None
+
+    def reaches(rounds: int) -> bool:
+        power = claim_power(bound, published, sigma, rounds, margin, trials=trials)
+        return power.holds >= target and power.refutes >= target
+
+    return fewest_rounds(reaches)
+
+
+def fewest_rounds(reaches: Callable[[int], bool]) -> int | None:
+    """The fewest rounds from 3 to MOST_ROUNDS at which `reaches`, by bisection (it is taken
+    to grow with the rounds); None where MOST_ROUNDS does not."""
+    if not reaches(MOST_ROUNDS):
+        return None
+    # reaches(high) holds; low is below every design that can decide (3 rounds at least).
+    low, high = 2, MOST_ROUNDS
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def rounds_to_decide(
+    bound: Bound,
+    effect: float,
+    sigma: float,
+    margin: float,
+    target: float = TARGET_POWER,
+    trials: int = SEARCH_TRIALS,
+) -> int | None:
+    """The fewest rounds (up to MOST_ROUNDS) at which a run whose true effect is `effect`
+    (e.g. the one a run measured) is decided, 'holds' or 'does not hold', with chance
+    `target`; None where none is (an effect inside the margin zone stays at its threshold
+    however many rounds run)."""
+
+    def reaches(rounds: int) -> bool:
+        rng = random.Random(26)
+        decided = sum(
+            decided_share(bound, effect, sigma, rounds, margin, want, trials, rng)
+            for want in (HOLDS, FAILS)
+        )
+        return decided >= target
+
+    return fewest_rounds(reaches)

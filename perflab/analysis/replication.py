@@ -17,6 +17,7 @@ from pathlib import Path
 
 from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
 from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.design_power import DesignPower, design_power, powers_sentence
 from perflab.analysis.findings import (
     Readers,
     published_text,
@@ -57,6 +58,15 @@ COLOURS = {
     INCONCLUSIVE: "#9a6700",
     NOT_MEASURED: "#57606a",
 }
+# Beside the power sentence: what the power column's two shares are.
+POWER_NOTE = (
+    "The power column gives, for the configuration that decides each claim, the chance "
+    "that a run of this design (its rounds, the per-round spread this run measured, its "
+    "metric's margin) returns 'holds' when the true effect is the seed's figure and 'does "
+    "not hold' at the null (an effect as far on the wrong side), by Monte Carlo through the "
+    "verdict rule; the spread comes from the run's few rounds, so read it as an estimate. "
+    "Hover a cell for its sentence."
+)
 
 
 @dataclass(frozen=True)
@@ -367,7 +377,10 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + "</p>"
         )
     lines += [f"<p>{html.escape(text)}</p>" for text in seed_paragraphs(replication.listed())]
+    powers = {v.claim.id: design_power(v) for v in replication.listed()}
+    lines.append(f"<p>{html.escape(powers_sentence(list(powers.values())))} {POWER_NOTE}</p>")
     head = ["seed", "claim", "test", "published", "measured [interval]", "verdict", "rounds"]
+    head.append("power of this design")
     head.append("configurations")
     if replication.reference is not None:
         head += ["reference run", ""]
@@ -389,12 +402,16 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
-    lines += [index_row(replication, verdict, pages) for verdict in listed]
+    lines += [
+        index_row(replication, verdict, pages, powers[verdict.claim.id]) for verdict in listed
+    ]
     lines.append("</tbody></table>")
     return "\n".join(lines)
 
 
-def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str]) -> str:
+def index_row(
+    replication: Replication, verdict: Verdict, pages: dict[str, str], power: DesignPower
+) -> str:
     """One claim's row of the index table (columns as `index_html` names them)."""
     claim = verdict.claim
     cells = [
@@ -408,6 +425,7 @@ def index_row(replication: Replication, verdict: Verdict, pages: dict[str, str])
         + method_note(replication, verdict)
         + pooled_note(replication, claim),
         html.escape(rounds_of(verdict)),
+        f'<span title="{html.escape(power.sentence())}">{html.escape(power.short())}</span>',
         rests_on(verdict),
     ]
     if replication.reference is not None:

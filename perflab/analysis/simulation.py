@@ -13,7 +13,8 @@ the share of wrong decisions at the null is at most its stated rate plus three.
 `corrections=False` judges the same trials with the corrections removed (no pairing within
 rounds, error rates over calls as independent trials): the suite must then fail, which
 `tests/test_simulation.py` asserts. `python -m perflab.analysis.simulation` (make simulate)
-runs every case at 10 000 trials and writes data/reference/simulation.json.
+runs every case at 10 000 trials and writes data/reference/simulation.json; with `--write` each
+trial is written as cell folders and read back by the run loader (results printed only).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -174,9 +177,52 @@ def rate_rows(case: Case, rng: random.Random) -> list[dict]:
     return rows
 
 
-def simulate(case: Case, trials: int, corrections: bool = True, seed: int = 26) -> Result:
+def write_cells(rows: list[dict], run_dir: Path) -> None:
+    """The rows as a run folder: per cell its cell.json and a client.json holding its
+    metrics (a study client's format, perflab.contract.parsers.parse_client_json), which
+    perflab.contract.cell.iter_cells and perflab.analysis.frames.read_run read as any run's."""
+    cells: dict[str, list[dict]] = {}
+    for r in rows:
+        cells.setdefault(r["cell_id"], []).append(r)
+    for cell_id, metrics in cells.items():
+        first = metrics[0]
+        folder = run_dir / first["study"] / cell_id
+        folder.mkdir(parents=True)
+        record = {
+            **{k: first[k] for k in ("study", "cell_id", "scenario", "implementation", "client")},
+            **{"status": first["status"], "repeat": first["repeat"]},
+            "params": {"concurrency": first["concurrency"]},
+            # A load kind no raw file is required for: client.json is read where present.
+            "spec": {"load": {"kind": "simulated"}},
+        }
+        (folder / "cell.json").write_text(json.dumps(record))
+        report = [{k: m[k] for k in ("metric", "value", "unit")} for m in metrics]
+        (folder / "client.json").write_text(json.dumps({"metrics": report}))
+
+
+def trial_frame(rows: list[dict], written: Path | None):  # -> pd.DataFrame
+    """The trial's rows as the engine reads them: in memory, or (`written`: a scratch
+    folder) written as a run folder and read back by the loader every run goes through."""
     import pandas as pd
 
+    from perflab.analysis.frames import read_run
+
+    if written is None:
+        return pd.DataFrame(rows).astype({"concurrency": "Int64"})
+    shutil.rmtree(written, ignore_errors=True)
+    write_cells(rows, written)
+    return read_run(written)
+
+
+def simulate(
+    case: Case,
+    trials: int,
+    corrections: bool = True,
+    seed: int = 26,
+    written: Path | None = None,
+) -> Result:
+    """`trials` runs of `case` judged by the engine; with `written` (a scratch folder)
+    each run goes through cell folders on disk and the loader."""
     rng = random.Random(f"{seed}-{case.name}")
     claim = ratio_claim(case) if case.kind == "ratio" else rate_claim(case)
     judging = Judging(margin=case.margin, source="simulation", floor=0.0, corrections=corrections)
@@ -184,8 +230,7 @@ def simulate(case: Case, trials: int, corrections: bool = True, seed: int = 26) 
     label = 1.0
     for _ in range(trials):
         rows = ratio_rows(case, rng) if case.kind == "ratio" else rate_rows(case, rng)
-        frame = pd.DataFrame(rows).astype({"concurrency": "Int64"})
-        verdict = judge(claim, frame, judging=judging)
+        verdict = judge(claim, trial_frame(rows, written), judging=judging)
         decided += verdict.verdict in (HOLDS, FAILS)
         for pair in verdict.pairs:
             if pair.interval is None:
@@ -212,11 +257,13 @@ CASES = (
 )
 
 
-def run_all(trials: int = FULL_TRIALS, out: Path | None = RESULTS_FILE) -> list[Result]:
+def run_all(
+    trials: int = FULL_TRIALS, out: Path | None = RESULTS_FILE, written: Path | None = None
+) -> list[Result]:
     results = []
     for case in CASES:
         for corrections in (True, False):
-            results.append(simulate(case, trials, corrections))
+            results.append(simulate(case, trials, corrections, written=written))
             print(results[-1].line(), flush=True)
     if out is not None:
         records = [
@@ -232,5 +279,19 @@ def run_all(trials: int = FULL_TRIALS, out: Path | None = RESULTS_FILE) -> list[
     return results
 
 
+def main(argv: list[str]) -> None:
+    """[trials] [--write]: with --write every trial is written as cell folders (in a
+    scratch folder, removed after) and read back through the run loader, not built in
+    memory; its results are printed, not written over the in-memory suite's file."""
+    write = "--write" in argv
+    numbers = [a for a in argv if a != "--write"]
+    trials = int(numbers[0]) if numbers else FULL_TRIALS
+    if not write:
+        run_all(trials)
+        return
+    with tempfile.TemporaryDirectory(prefix="perflab-simulated-run-") as scratch:
+        run_all(trials, out=None, written=Path(scratch) / "run")
+
+
 if __name__ == "__main__":
-    run_all(int(sys.argv[1]) if len(sys.argv) > 1 else FULL_TRIALS)
+    main(sys.argv[1:])

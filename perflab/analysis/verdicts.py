@@ -57,6 +57,7 @@ from perflab.analysis.intervals import (
     highest_ratio_coverage,
     hodges_lehmann_ratio,
     paired_log_mean_ratio,
+    paired_log_spread,
     paired_log_t_interval,
     ratio_interval,
 )
@@ -144,6 +145,8 @@ class PairResult:
     paired: bool = False
     # The seed's own figure here sits inside the run's noise (decisions.at_threshold_expected).
     expected_at_threshold: bool = False
+    # The SD of its per-round log ratios where paired (perflab.analysis.power's sigma).
+    spread: float | None = None
 
     def where(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.key.items())
@@ -536,6 +539,7 @@ def ratio_pair(
         refutes_alone=alone,
         alone_reason=why,
         paired=method.paired,
+        spread=paired_log_spread(method.rounds) if method.paired and method.rounds else None,
         expected_at_threshold=at_threshold_expected(
             claim.bound, claim.seed_figures.get(key), judging.margin
         ),

@@ -1,0 +1,180 @@
+"""How many more rounds a run's open claims ask for, and what they would cost.
+
+Per study: each open claim's rounds (perflab.analysis.design_power: 80% power both ways at
+the seed's figure, and 80% chance of a decision at the effect measured, at the spread this
+run measured), priced per configuration with
+perflab.analysis.estimate from this run's own cell times (a configuration several claims
+share is priced once, at the most rounds any of them asks); and what the `full` profile's
+rounds would reach: which claims its design decides at the observed spread.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.analysis.design_power import DesignPower, design_power
+from perflab.analysis.estimate import ReferenceTimes, price
+from perflab.analysis.power import MOST_ROUNDS, SEARCH_TRIALS, TARGET_POWER, claim_power
+from perflab.analysis.verdicts import Verdict, margin_for
+from perflab.contract.adaptive import configuration_of
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    claim_id: str
+    power: DesignPower
+    # Whether the full profile's rounds reach TARGET_POWER both ways; None: not computed.
+    full_decides: bool | None
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    study: str
+    # The full profile's rounds for the study; None: the profile does not say.
+    full_rounds: int | None
+    claims: list[ClaimPlan]
+    # The measuring minutes the open claims' extra rounds would take.
+    minutes: float
+
+    @property
+    def open(self) -> list[ClaimPlan]:
+        return [c for c in self.claims if c.power.open and c.power.power is not None]
+
+    def asked(self) -> int | None:
+        """The most rounds an open claim of the study asks for (None: none can be reached)."""
+        asks = [c.power.asks for c in self.open if c.power.asks is not None]
+        return max(asks) if asks else None
+
+    def lines(self) -> list[str]:
+        reachable = [c for c in self.open if c.power.asks is not None]
+        # Each claim's line says its own rounds: a study's claims may rest on different
+        # numbers of them (seed-method cells, looks).
+        head = f"{self.study}: {len(self.open)} open claim(s)"
+        if reachable:
+            head += (
+                f"; {len(reachable)} can reach {TARGET_POWER:.0%} power both ways and a "
+                f"decision at the effect measured with at most {self.asked()} rounds, about "
+                f"{self.minutes:.1f} min more measuring"
+            )
+        unreached = len(self.open) - len(reachable)
+        if unreached:
+            head += f"; {unreached} with no design up to {MOST_ROUNDS} rounds"
+        lines = [head]
+        lines += [f"  {c.claim_id}: {c.power.short()}" for c in self.open]
+        lines.append("  " + self.full_line())
+        return lines
+
+    def full_line(self) -> str:
+        judged = [c for c in self.claims if c.full_decides is not None]
+        if self.full_rounds is None:
+            return "full profile: its rounds for this study are not stated"
+        if not judged:
+            return f"full profile ({self.full_rounds} rounds): no claim's power computed"
+        decided = [c.claim_id for c in judged if c.full_decides]
+        text = (
+            f"full profile ({self.full_rounds} rounds): decides {len(decided)} of {len(judged)} "
+            f"claims with {TARGET_POWER:.0%} power both ways at the observed spread"
+        )
+        missed = [c.claim_id for c in judged if not c.full_decides]
+        return text + (f"; not: {', '.join(missed)}" if missed else "")
+
+
+def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) -> dict[str, float]:
+    """Each configuration of a claim's cells: what one more round of it costs, in seconds
+    (its price from the run's own cell times, plus the run's median gap between cells)."""
+    seconds: dict[str, float] = {}
+    for cell_id in verdict.cell_ids:
+        configuration = configuration_of(cell_id)
+        if configuration in seconds:
+            continue
+        record = json.loads((run_dir / verdict.claim.study / cell_id / "cell.json").read_text())
+        spec = {**record.get("spec", {}), **{k: record[k] for k in ("cell_id", "implementation")}}
+        seconds[configuration] = price({**spec, "study": record["study"]}, times).seconds
+        seconds[configuration] += times.gap_s
+    return seconds
+
+
+def full_decides(verdict: Verdict, power: DesignPower, full_rounds: int | None) -> bool | None:
+    if power.power is None or power.sigma is None or full_rounds is None:
+        return None
+    claim = verdict.claim
+    assert claim.published is not None
+    at_full = claim_power(
+        claim.bound,
+        claim.published,
+        power.sigma,
+        full_rounds,
+        margin_for(claim, verdict.judging),
+        trials=SEARCH_TRIALS,
+    )
+    return at_full.holds >= TARGET_POWER and at_full.refutes >= TARGET_POWER
+
+
+def plan_study(
+    study: str,
+    verdicts: list[Verdict],
+    run_dir: Path,
+    times: ReferenceTimes,
+    full_rounds: int | None,
+) -> StudyPlan:
+    claims, extra = [], {}
+    for verdict in verdicts:
+        power = design_power(verdict)
+        claims.append(ClaimPlan(verdict.claim.id, power, full_decides(verdict, power, full_rounds)))
+        if not power.open or power.asks is None or power.power is None:
+            continue
+        more = power.asks - power.power.rounds
+        for configuration, seconds in one_round_seconds(verdict, run_dir, times).items():
+            extra[configuration] = max(extra.get(configuration, (0, 0.0)), (more, seconds))
+    minutes = sum(more * seconds for more, seconds in extra.values()) / 60
+    return StudyPlan(study, full_rounds, claims, minutes)
+
+
+def plan(verdicts: list[Verdict], run_dir: Path, full_rounds: dict[str, int]) -> list[StudyPlan]:
+    """Every study's plan, from its claims' verdicts on the run in `run_dir`."""
+    times = ReferenceTimes.read(run_dir)
+    studies = sorted({v.claim.study for v in verdicts if v.deciding is not None})
+    return [
+        plan_study(
+            study,
+            [v for v in verdicts if v.claim.study == study],
+            run_dir,
+            times,
+            full_rounds.get(study),
+        )
+        for study in studies
+    ]
+
+
+def plan_text(plans: list[StudyPlan], run_id: str) -> str:
+    minutes = sum(p.minutes for p in plans)
+    lines = [
+        f"Run {run_id}: the open claims' extra rounds would take about {minutes:.1f} min of "
+        f"measuring (priced from this run's own cell times; power by Monte Carlo, "
+        f"{SEARCH_TRIALS} trials a step, good to a round or so)."
+    ]
+    for study_plan in plans:
+        lines += study_plan.lines()
+    return "\n".join(lines)
+
+
+def full_rounds_from(group_vars: Path, studies: list[str]) -> dict[str, int]:
+    """Each study's rounds under the `full` profile (its matrix's `repeats` with the full
+    overrides laid over it), where its group_vars file states them."""
+    import yaml
+
+    from perflab.contract.matrix import merged_study_config
+
+    rounds = {}
+    for study in studies:
+        path = group_vars / f"{study}.yml"
+        if not path.is_file():
+            continue
+        raw = yaml.safe_load(path.read_text()) or {}
+        config = raw.get(f"perflab_matrix_{study}") or {}
+        merged = merged_study_config(study, config, raw.get(f"perflab_profiles_{study}"), "full")
+        if isinstance(merged.get("repeats"), int):
+            rounds[study] = merged["repeats"]
+    return rounds

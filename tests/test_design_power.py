@@ -1,0 +1,103 @@
+"""The index's power column (issue 26): each claim's power under the run's design, at the
+spread the run measured, said both ways (a claim the design could decide, one it could not)."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import replace
+
+import pandas as pd
+
+from perflab.analysis.design_power import design_power, powers_sentence
+from perflab.analysis.replication import Replication, index_html
+from perflab.analysis.simulation import Case, rate_claim, rate_rows, ratio_claim, ratio_rows
+from perflab.analysis.verdicts import HOLDS, INCONCLUSIVE, Judging, Verdict, judge
+
+JUDGING = Judging(margin=0.10, source="test")
+
+
+def judged(truth: float, sigma: float, rounds: int = 3, seed: int = 1) -> Verdict:
+    """A claim 'a is faster than b' (published 1.5) judged on simulated rounds whose true
+    factor is `truth` and per-cell log SD `sigma`."""
+    claim = replace(ratio_claim(Case("limit", truth=1.0)), published=1.5)
+    case = Case("run", truth=truth, sigma=sigma, rounds=rounds)
+    frame = pd.DataFrame(ratio_rows(case, random.Random(seed))).astype({"concurrency": "Int64"})
+    return judge(claim, frame, judging=JUDGING)
+
+
+def test_a_quiet_run_had_the_power_to_decide_and_says_so():
+    verdict = judged(truth=1.5, sigma=0.01)
+    assert verdict.verdict == HOLDS
+    power = design_power(verdict)
+    assert power.decisive and not power.open
+    assert power.power is not None and power.power.holds > 0.95 and power.power.refutes > 0.95
+    assert power.sentence().startswith("Well powered: with 3 rounds")
+    # A decided claim is not told how many rounds it needs.
+    assert "would reach" not in power.sentence()
+    assert powers_sentence([power]).startswith(
+        "Power of this run's design, at the spread it measured: 1 of 1 claims had at least 80%"
+    )
+
+
+def test_a_noisy_run_was_underpowered_and_says_how_many_rounds_would_decide():
+    verdict = judged(truth=1.5, sigma=0.3, seed=3)
+    assert verdict.verdict == INCONCLUSIVE
+    power = design_power(verdict)
+    assert not power.decisive and power.open
+    assert power.power is not None and power.power.holds < 0.5
+    assert power.needs is not None and power.needs > 3
+    assert power.sentence().startswith("Underpowered: with 3 rounds")
+    assert f"{power.needs} rounds would reach 80% both ways" in power.sentence()
+    # At the effect it measured (far from the threshold) more rounds decide it too.
+    assert power.settles is not None
+    assert f"this run measured, {power.settles} rounds would decide it" in power.short()
+    said = powers_sentence([power])
+    assert "0 of 1 claims had at least 80%" in said
+    assert f"1 would reach it with more rounds (at most {power.needs})" in said
+
+
+def test_the_spread_is_the_deciding_pairs_per_round_log_ratios():
+    verdict = judged(truth=1.2, sigma=0.1, rounds=4, seed=7)
+    pair = verdict.deciding
+    assert pair is not None and pair.paired
+    rows = ratio_rows(Case("run", truth=1.2, sigma=0.1, rounds=4), random.Random(7))
+    a = [r["value"] for r in rows if r["implementation"] == "a"]
+    b = [r["value"] for r in rows if r["implementation"] == "b"]
+    expected = statistics.stdev(math.log(x / y) for x, y in zip(a, b, strict=True))
+    assert math.isclose(pair.spread, expected, rel_tol=1e-9)
+    assert design_power(verdict).sigma == pair.spread
+
+
+def test_a_figure_inside_the_margin_needs_no_number_of_rounds():
+    # The seed's 1.05 lies inside the 10% margin: no design makes it hold.
+    verdict = judged(truth=1.05, sigma=0.05, seed=2)
+    verdict = replace(verdict, claim=replace(verdict.claim, published=1.05))
+    power = design_power(verdict)
+    assert power.open and power.needs is None
+    assert "no design up to 30 rounds reaches 80% both ways" in power.sentence()
+    assert power.settles is None and "measured, no number up to 30 decides it" in power.short()
+    assert power.asks is None
+    assert "0 would reach it with more rounds, 1 with none up to 30" in powers_sentence([power])
+
+
+def test_claims_without_a_paired_ratio_say_why_no_power():
+    case = Case("rate", truth=0.3, kind="error_rate")
+    frame = pd.DataFrame(rate_rows(case, random.Random(1))).astype({"concurrency": "Int64"})
+    rate = design_power(judge(rate_claim(case), frame, judging=JUDGING))
+    assert rate.power is None and rate.sentence() == "Power not computed: a error rate claim."
+    unpublished = judged(1.5, 0.01)
+    unpublished = replace(unpublished, claim=replace(unpublished.claim, published=None))
+    assert "no figure" in design_power(unpublished).short()
+    assert "1 not computed" in powers_sentence([rate, design_power(judged(1.5, 0.01))])
+
+
+def test_the_index_shows_the_power_column_and_its_sentence():
+    noisy = judged(1.5, 0.3, seed=3)
+    noisy = replace(noisy, claim=replace(noisy.claim, id="simulated-noisy"))
+    page = index_html(Replication("run-a", [judged(1.5, 0.01), noisy]), {})
+    assert "<th>power of this design</th>" in page
+    assert "1 of 2 claims had at least 80%" in page
+    assert "refutes at 3 rounds" in page
+    assert "Underpowered: with 3 rounds" in page and "Well powered: with 3 rounds" in page
