@@ -34,6 +34,11 @@ def write_run(run_dir: Path, cell_ids: list[str]) -> None:
             "cell_id": cell_id,
             "study": STUDY,
             "implementation": implementation,
+            # The keys every cell.json has (contract.cell.RECORD_KEYS): the one reader
+            # refuses a record without them.
+            "scenario": "steady",
+            "status": "ok",
+            "params": {},
             "start": start.isoformat(timespec="milliseconds"),
             "end": end.isoformat(timespec="milliseconds"),
             # Sized in calls, not seconds: priced from the same configuration in the run.

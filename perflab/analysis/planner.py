@@ -10,7 +10,6 @@ rounds would reach: which claims its design decides at the observed spread.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from perflab.analysis.estimate import ReferenceTimes, price
 from perflab.analysis.power import MOST_ROUNDS, SEARCH_TRIALS, TARGET_POWER, claim_power
 from perflab.analysis.verdicts import Verdict, margin_for
 from perflab.contract.adaptive import configuration_of
+from perflab.contract.cell import cell_record
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) ->
         configuration = configuration_of(cell_id)
         if configuration in seconds:
             continue
-        record = json.loads((run_dir / verdict.claim.study / cell_id / "cell.json").read_text())
+        record = cell_record(run_dir / verdict.claim.study / cell_id)
         spec = {**record.get("spec", {}), **{k: record[k] for k in ("cell_id", "implementation")}}
         seconds[configuration] = price({**spec, "study": record["study"]}, times).seconds
         seconds[configuration] += times.gap_s

@@ -31,6 +31,7 @@ from pathlib import Path
 from perflab.analysis.claims import Claim, parse_claim
 from perflab.analysis.decisions import FAILS, HOLDS
 from perflab.analysis.verdicts import Judging, judge
+from perflab.contract.cell import write_cell_json
 
 FULL_TRIALS = 10_000
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "data" / "reference" / "simulation.json"
@@ -195,7 +196,7 @@ def write_cells(rows: list[dict], run_dir: Path) -> None:
             # A load kind no raw file is required for: client.json is read where present.
             "spec": {"load": {"kind": "simulated"}},
         }
-        (folder / "cell.json").write_text(json.dumps(record))
+        write_cell_json(folder, record)
         report = [{k: m[k] for k in ("metric", "value", "unit")} for m in metrics]
         (folder / "client.json").write_text(json.dumps({"metrics": report}))
 

@@ -157,7 +157,17 @@ class CellRecord:
         return f"{sha}-dirty" if dirty else sha
 
     def write(self, folder: Path) -> None:
-        (folder / "cell.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+        write_cell_json(folder, asdict(self))
+
+
+def write_cell_json(folder: Path, record: dict[str, Any]) -> None:
+    """A cell's record into its folder: the runner's, and synthetic runs' (simulation)."""
+    (folder / "cell.json").write_text(json.dumps(record, indent=2, sort_keys=True))
+
+
+def cell_record(folder: Path) -> dict[str, Any]:
+    """The checked cell.json of one cell folder."""
+    return read_cell_json(folder / "cell.json")
 
 
 def read_cell_json(path: Path) -> dict[str, Any]:
