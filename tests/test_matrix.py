@@ -23,7 +23,8 @@ def test_hello_matrix_names_only_existing_servers():
 
 def test_quick_profile_expands_every_server_shape_concurrency_and_repeat():
     cells = hello_cells("quick")
-    assert len(cells) == 7 * 2 * 4 * 3
+    repeats = study_vars("hello")[0]["repeats"]
+    assert len(cells) == 7 * 2 * 4 * repeats
     assert len({c.cell_id for c in cells}) == len(cells)
     # Repeats interleave: every repeat-1 cell runs before any repeat-2 cell.
     repeats = [c.repeat for c in cells]

@@ -41,6 +41,7 @@ def test_matrix_names_existing_folders_and_options_they_take():
 
 def test_quick_profile_crosses_modes_clients_and_security():
     every = cells("quick")
+    repeats = study_vars("orders")[0]["repeats"]
     assert len({c.cell_id for c in every}) == len(every)
     # The seed-scale cells: unary and bidi at 1 000 clients, each on 1 000 threads.
     scale = [c for c in every if c.params["clients"] == 1000 == c.params["workers"]]
@@ -48,7 +49,7 @@ def test_quick_profile_crosses_modes_clients_and_security():
         ("bidi", 10000),
         ("unary", 10000),
     ]
-    assert len(scale) == 2 * 3
+    assert len(scale) == 2 * repeats
     assert {(c.params["security"], c.params["latency_profile"]) for c in scale} == {
         ("plaintext", "none")
     }
@@ -72,14 +73,14 @@ def test_quick_profile_crosses_modes_clients_and_security():
         ("none", 1000, 1000),
         ("none", 1000, 10000),
     ]
-    assert len(seed_server) == 10 * 3
+    assert len(seed_server) == 10 * repeats
     for cell in seed_server:
         assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
         assert cell.params["workers"] == cell.server.options["workers"] == 10
     assert "unary-plaintext-c100-n1000-w10-lan-r2" in {c.cell_id for c in seed_server}
     # modes x security x repeats x (clients 1/10/100 direct and through the proxy at 0 ms,
     # then the lan delay at its own sizes, 10 and 100 clients)
-    assert len(quick) == 3 * 2 * 3 * (3 * 2 + 2)
+    assert len(quick) == 3 * 2 * repeats * (3 * 2 + 2)
     assert {c.params["latency_profile"] for c in quick} == {"none", "proxy_0ms", "lan"}
     lan = [c for c in quick if c.params["latency_profile"] == "lan"]
     assert {(c.params["clients"], c.params["orders"]) for c in lan} == {(10, 1000), (100, 1000)}
