@@ -198,3 +198,35 @@ def test_readme_summary_is_the_paragraphs_and_a_link_to_the_index():
     summary = readme_summary(Replication("run-a", verdicts))
     assert summary.count("Seed ") == 4
     assert summary.endswith("[reports/run-a/index.html](reports/run-a/index.html).")
+
+
+def test_files_written_before_the_one_id_convention_read_with_current_ids(tmp_path):
+    """Old hello steady and pyclients seed-method ids (unsuffixed) map to the suffixed ones,
+    once for all readers: a committed ledger and a readings file written before the change."""
+    from perflab.analysis.claim_ids import current_id, renamed
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.ledger import Ledger
+    from perflab.analysis.sites import load_readings
+
+    ids = {claim.id for claim in read_claims(REFERENCE / "claims.yml")}
+    # Every renamed id is a claim's (stack copies aside: hello has none) and no old id is.
+    assert {new for new in renamed().values() if not new.endswith("-seed-stack")} <= ids
+    assert not set(renamed()) & ids
+    old = "pyclients-grpclib-faster-request-reply"
+    assert current_id(old) == old + "-seed-method"
+    assert current_id(old + "-seed-stack") == old + "-seed-method-seed-stack"
+    assert current_id("hello-sync-w1-beats-grpclib-asyncio") == (
+        "hello-sync-w1-beats-grpclib-asyncio-steady"
+    )
+    # A current id passes unchanged (the map applies to a file of any age).
+    assert current_id(old + "-steady") == old + "-steady"
+    ledger = Ledger.read(REFERENCE.parent / "20261125-quick")
+    assert ledger is not None
+    for look in ledger.taken:
+        # (It may name a claim since split or dropped; only the renamed ones are mapped.)
+        assert not set(look.open_claims + look.chosen_claims) & set(renamed())
+        assert "pyclients-grpclib-faster-request-reply-seed-method" in look.open_claims
+    readings = load_readings(REFERENCE.parent / "readings" / "20261125-quick.json")
+    named = {r.claim for r in readings.readings} | set(readings.verdicts)
+    assert "hello-sync-w1-beats-grpclib-asyncio-steady" in named
+    assert not named & set(renamed())
