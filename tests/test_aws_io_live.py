@@ -268,6 +268,23 @@ def test_a_dependency_killed_mid_cell_is_recorded_and_the_next_cell_runs(
     assert rows[("after", f"dependency_{dependency}_cpu_seconds")] > 0
 
 
+def test_warm_up_calls_that_fail_are_counted_in_the_cell_and_noted(deps, tmp_path):
+    """S3 unreachable from the server: every warm-up call fails. The warm-up is discarded,
+    its failures are not: cell.json's `warmup` counts them by status code, a note says so."""
+    spec = cell("no-s3", "list_unary", "objects.Objects.ListObjects", "s3")
+    spec.server.options["s3_endpoint"] = f"http://127.0.0.1:{free_port()}"
+    record = CellRunner(deps, tmp_path).run(spec)
+    assert record is not None and record.status == "failed"
+    assert record.error.startswith("no call succeeded"), record.error
+    warmup = json.loads((tmp_path / "fault" / "aws_io" / "no-s3" / "cell.json").read_text())[
+        "warmup"
+    ]
+    assert warmup["configured_s"] == 0.5 and warmup["ok"] == 0
+    assert warmup["not_ok_by_code"] == {"Unavailable": warmup["calls"]} and warmup["calls"] > 0
+    note = f"warm-up: {warmup['calls']} of {warmup['calls']} calls failed"
+    assert any(n.startswith(note) for n in record.notes), record.notes
+
+
 @pytest.mark.slow
 def test_playbook_refuses_before_any_cell_when_s3_is_unreachable(deps, tmp_path):
     closed = free_port("127.0.0.1")

@@ -1,14 +1,17 @@
 """ghz: one list of versions for the role that installs them and the calibration that
-measures them, and every command line carries the cell's HTTP/2 connection count."""
+measures them, every command line carries the cell's HTTP/2 connection count, and a
+warm-up's report becomes the counts its cell records."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 
 import yaml
 
 from perflab.contract.cell import LoadSpec
-from perflab.host.ghz import ghz_argv
+from perflab.host.ghz import ghz_argv, warmup_note, warmup_summary
 from tests.conftest import GROUP_VARS, REPO, study_vars
 
 ONE_SOURCE = "{{ perflab_ghz_versions }}"
@@ -50,3 +53,35 @@ def test_ghz_spreads_the_concurrency_over_the_cells_connections():
     assert "--connections=5" in args and "--concurrency=50" in args
     default = ghz_argv(Path("ghz"), load(), Path("proto"), "h:1", 2, Path("o.json"))
     assert "--connections=1" in default  # ghz's own default, what the seeds ran, now on record
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_an_answered_warm_up_records_its_calls_and_time_and_notes_nothing():
+    report = json.loads(gzip.decompress((DATA / "ghz_real.json.gz").read_bytes()))
+    load = LoadSpec(kind="ghz", proto="hello.proto", call="c", warmup_s=0.5)
+    summary = warmup_summary(report, load)
+    assert summary == {
+        "configured_s": 0.5,
+        "configured_calls": 0,
+        "seconds": round(report["total"] / 1e9, 3),
+        "calls": report["count"],
+        "ok": report["count"],
+        "not_ok_by_code": {},
+    }
+    assert warmup_note(summary) == ""
+
+
+def test_failed_warm_up_calls_are_counted_by_code_and_noted():
+    """A real ghz report whose 20 calls met no server: discarded, but said."""
+    report = json.loads((DATA / "ghz_all_unavailable.json").read_text())
+    load = LoadSpec(kind="ghz", proto="hello.proto", call="c", warmup_total=20)
+    summary = warmup_summary(report, load)
+    assert summary["configured_calls"] == 20
+    assert (summary["calls"], summary["ok"]) == (20, 0)
+    assert summary["not_ok_by_code"] == {"Unavailable": 20}
+    assert warmup_note(summary) == (
+        "warm-up: 20 of 20 calls failed (20 Unavailable); discarded with the warm-up, "
+        "as its answered calls are"
+    )

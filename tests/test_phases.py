@@ -156,6 +156,11 @@ def test_a_real_ghz_cell_records_its_window_as_ghz_timed_it(host_paths, tmp_path
     assert phases["window"] == pytest.approx(ghz["total"], abs=0.001)
     assert 0 < phases["window"] <= phases["load"] < phases["total"]
     assert phases["warmup"] > 0  # the 0.5 s warm-up run
+    # The warm-up's own counts: asked 0.5 s, every call answered, none left unsaid.
+    warmup = json.loads((folder / "cell.json").read_text())["warmup"]
+    assert warmup["configured_s"] == 0.5
+    assert warmup["calls"] == warmup["ok"] > 0 and warmup["not_ok_by_code"] == {}
+    assert 0.5 <= warmup["seconds"] <= phases["warmup"]
     parts = sum(phases[k] for k in ("server_start", "ready", "warmup", "load", "teardown"))
     assert parts == pytest.approx(phases["total"], abs=0.005)
     # The same cell read back from its raw files (as an old cell would be) agrees.

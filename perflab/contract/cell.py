@@ -141,6 +141,9 @@ class CellRecord:
     # Seconds of each phase (perflab.contract.phases); cells recorded before it have none,
     # and their times are read back from their raw files.
     phases: dict[str, float] = field(default_factory=dict)
+    # The discarded warm-up's counts (perflab.host.ghz.warmup_summary): asked and taken
+    # seconds, calls sent, answered, failed by status code; {} without a ghz warm-up.
+    warmup: dict[str, Any] = field(default_factory=dict)
 
     @staticmethod
     def revision_of(src: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from perflab.contract.cell import LoadSpec
 
@@ -53,6 +54,37 @@ def ghz_argv(
         argv += [f"--rps={load.rps}", "--async"]
     argv.append(target)
     return argv
+
+
+def warmup_summary(report: dict[str, Any], load: LoadSpec) -> dict[str, Any]:
+    """What the discarded warm-up asked for and what it did, from its ghz report.
+
+    A warm-up waits for the calls in flight at its end ("wait"), so the window opens on a
+    server with nothing left to do; `seconds` against `configured_s` shows that drain
+    (far S3, 50 calls queued at 3 a second: 15 s for 1 s asked). Its failed calls are
+    counted by status code: discarded with the warm-up, never unsaid.
+    """
+    codes = {code: int(n) for code, n in (report.get("statusCodeDistribution") or {}).items()}
+    return {
+        "configured_s": load.warmup_s or 0.0,
+        "configured_calls": load.warmup_total or 0,
+        "seconds": round(report["total"] / 1e9, 3),
+        "calls": int(report["count"]),
+        "ok": codes.get("OK", 0),
+        "not_ok_by_code": {code: n for code, n in sorted(codes.items()) if code != "OK"},
+    }
+
+
+def warmup_note(summary: dict[str, Any]) -> str:
+    """The cell's note on a warm-up with failed calls; '' when every call was answered."""
+    failed = sum(summary["not_ok_by_code"].values())
+    if not failed:
+        return ""
+    codes = ", ".join(f"{n} {code}" for code, n in summary["not_ok_by_code"].items())
+    return (
+        f"warm-up: {failed} of {summary['calls']} calls failed ({codes}); discarded with "
+        "the warm-up, as its answered calls are"
+    )
 
 
 # An open-loop cell whose sent rate is this far below its offered rate did not run the

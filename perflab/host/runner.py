@@ -35,6 +35,8 @@ from perflab.host.ghz import (
     open_loop_rate,
     schedule_shortfall,
     thin_details,
+    warmup_note,
+    warmup_summary,
 )
 from perflab.host.impls import HostPaths, command_argv, discover
 from perflab.host.launch import (
@@ -451,6 +453,28 @@ class CellRunner:
         self.clock.mark("load_end")
         sampler.phase("stop")
 
+    def _warm_up(
+        self,
+        argv: list[str],
+        spec: CellSpec,
+        work: Path,
+        sampler: ResourceSampler,
+        record: CellRecord,
+    ) -> None:
+        """The discarded warm-up run (argv writes warmup.json); its counts go into the cell's
+        record (`warmup`), a note when some of its calls failed; its report is not kept."""
+        sampler.phase("warmup")
+        run_tool(argv, work, "warmup.log", spec.load.timeout_s, sampler)
+        out = work / "warmup.json"
+        try:
+            report = json.loads(out.read_text())
+        except (OSError, ValueError) as exc:
+            raise CellFailed(f"warm-up: ghz wrote no readable {out.name}: {exc}") from None
+        out.unlink()  # discarded by the rules
+        record.warmup = warmup_summary(report, spec.load)
+        note = warmup_note(record.warmup)
+        record.notes.extend([note] if note else [])
+
     def _load_ghz(
         self,
         spec: CellSpec,
@@ -477,9 +501,7 @@ class CellRunner:
             return pinned(ghz, pinning.client_cpus, pinning)
 
         if spec.load.warmup_total or spec.load.warmup_s:
-            sampler.phase("warmup")
-            run_tool(argv("warmup.json", True), work, "warmup.log", spec.load.timeout_s, sampler)
-            (work / "warmup.json").unlink(missing_ok=True)  # discarded by the rules
+            self._warm_up(argv("warmup.json", True), spec, work, sampler, record)
         sampler.phase("measure")
         self.clock.mark("load")
         run_tool(

@@ -46,8 +46,17 @@ func (s *dataServer) GiveMeData(req *pb.DataRequest, stream grpc.ServerStreaming
 	return nil
 }
 
+// makePayload maps size bytes with their pages populated by the kernel at once (MAP_POPULATE)
+// rather than one fault per 4 KiB page as the fill first touches them (for the Python server
+// this took a 2 GiB fill from 1.4-1.7 s to 0.9 s). The pages stay resident anonymous memory,
+// so the stream still reads real RAM. The fill copies the block, which stays in cache.
 func makePayload(size int) []byte {
-	payload := make([]byte, size)
+	payload, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_POPULATE)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cannot map a payload of %d bytes: %v\n", size, err)
+		os.Exit(1)
+	}
 	first := min(size, blockBytes)
 	if _, err := rand.Read(payload[:first]); err != nil {
 		panic(err)
