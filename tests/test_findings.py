@@ -26,7 +26,12 @@ SEED_000 = "000_b853735c5b3bff6d.txt"
 SEED_001 = "001_f796d1530addd1df.txt"
 MANIFEST = {
     "hosts": {
-        "localhost": {"versions": {"python_packages": {"grpcio": "9.9.9", "grpclib": "0.4.9"}}}
+        "localhost": {
+            "versions": {
+                "python": "3.11.7",
+                "python_packages": {"grpcio": "9.9.9", "grpclib": "0.4.9"},
+            }
+        }
     }
 }
 FAR_S3 = {"latency_profile": "seed_far_s3"}
@@ -74,12 +79,20 @@ def test_versions_name_the_run_and_the_seed_and_why_the_seeds_are_not_run():
     assert line.startswith(
         "Libraries: this run grpcio 9.9.9, grpclib 0.4.9; the seed grpcio 1.28.1"
     )
-    assert "no wheels for Python 3.11" in line
+    why = "(not run here: grpcio 1.28.1 has wheels for Python 2.7, 3.5, 3.6, 3.7, 3.8 only;"
+    assert why in line
+    assert line.endswith("this run's Python is 3.11.7).")
     stacked = on_stack(claim(seed=SEED_001, study="pyclients"), "seed001")
     on_seed_stack = versions_line(stacked, READERS, MANIFEST)
     assert "this run grpcio 1.62.1" in on_seed_stack and "9.9.9" not in on_seed_stack
     current = on_stack(claim(seed=SEED_001, study="pyclients"), "current")
     assert "this run grpcio 9.9.9" in versions_line(current, READERS, MANIFEST)
+    # The other way: a run on a Python the seed's pin has wheels for, and one not recorded.
+    on_38 = {"hosts": {"h": {"versions": {"python": "3.8.18"}}}}
+    assert versions_line(ours, READERS, on_38).endswith(
+        "(grpcio 1.28.1 has wheels for this run's Python 3.8.18, but no cell of this run ran it)."
+    )
+    assert "records no Python version" in versions_line(ours, READERS, {})
     # A study with no Python libraries (e.g. watch) has no line.
     assert versions_line(claim(study="watch"), READERS, MANIFEST) == ""
 
@@ -185,3 +198,35 @@ def test_readme_summary_is_the_paragraphs_and_a_link_to_the_index():
     summary = readme_summary(Replication("run-a", verdicts))
     assert summary.count("Seed ") == 4
     assert summary.endswith("[reports/run-a/index.html](reports/run-a/index.html).")
+
+
+def test_files_written_before_the_one_id_convention_read_with_current_ids(tmp_path):
+    """Old hello steady and pyclients seed-method ids (unsuffixed) map to the suffixed ones,
+    once for all readers: a committed ledger and a readings file written before the change."""
+    from perflab.analysis.claim_ids import current_id, renamed
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.ledger import Ledger
+    from perflab.analysis.sites import load_readings
+
+    ids = {claim.id for claim in read_claims(REFERENCE / "claims.yml")}
+    # Every renamed id is a claim's (stack copies aside: hello has none) and no old id is.
+    assert {new for new in renamed().values() if not new.endswith("-seed-stack")} <= ids
+    assert not set(renamed()) & ids
+    old = "pyclients-grpclib-faster-request-reply"
+    assert current_id(old) == old + "-seed-method"
+    assert current_id(old + "-seed-stack") == old + "-seed-method-seed-stack"
+    assert current_id("hello-sync-w1-beats-grpclib-asyncio") == (
+        "hello-sync-w1-beats-grpclib-asyncio-steady"
+    )
+    # A current id passes unchanged (the map applies to a file of any age).
+    assert current_id(old + "-steady") == old + "-steady"
+    ledger = Ledger.read(REFERENCE.parent / "20261125-quick")
+    assert ledger is not None
+    for look in ledger.taken:
+        # (It may name a claim since split or dropped; only the renamed ones are mapped.)
+        assert not set(look.open_claims + look.chosen_claims) & set(renamed())
+        assert "pyclients-grpclib-faster-request-reply-seed-method" in look.open_claims
+    readings = load_readings(REFERENCE.parent / "readings" / "20261125-quick.json")
+    named = {r.claim for r in readings.readings} | set(readings.verdicts)
+    assert "hello-sync-w1-beats-grpclib-asyncio-steady" in named
+    assert not named & set(renamed())

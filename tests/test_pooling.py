@@ -140,7 +140,7 @@ def as_claim(run, claim_id: str):
 
 
 def test_cli_pools_readings_files_into_an_index(tmp_path, capsys):
-    claim = "hello-sync-w1-beats-grpclib-asyncio"
+    claim = "hello-sync-w1-beats-grpclib-asyncio-steady"
     runs = [as_claim(run, claim) for run in runs_at([1.2, 0.8, 1.1])]
     files = [write_readings(run, tmp_path / "readings") for run in runs]
     out = tmp_path / "pooled"

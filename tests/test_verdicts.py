@@ -625,3 +625,29 @@ def test_paired_sign_interval_has_the_order_statistic_coverage():
     assert (interval.low, interval.high) == (1.1, 1.6)
     assert paired_ratio_effect(pairs) == pytest.approx(math.sqrt(1.3 * 1.4))
     assert paired_ratio_interval([(1.0, 0.0), (1.0, 1.0)]) is None
+
+
+def test_the_coverage_says_the_scale_of_a_scaled_value_it_names_as_covered():
+    scaled = "quick: the large folder is 150 of the seed's 1 000 pairs (0.15x its 50 MB)"
+    listed = {"implementation": "a", "scenario": "steady", "params": {"folder": "large"}}
+    against = {"implementation": "b", "scenario": "steady", "params": {"folder": "large"}}
+    rows = cells(three_repeats([200, 210, 220], [100, 105, 110]))
+    large = rows.assign(folder="large")
+    stated = dict(
+        numerator=listed,
+        denominator=against,
+        pair_by=[],
+        seed_configurations={"folder": ["small", "medium", "large"]},
+    )
+    said = judge(claim(**stated, scaled=scaled), large).coverage()
+    assert said == (
+        "The run covers folder large of the seed's small, medium, large"
+        f" (large scaled: {scaled})."
+    )
+    # No `scaled`, or a scaled value the run does not cover: the coverage says no scale.
+    assert "scaled" not in judge(claim(**stated), large).coverage()
+    small = {**stated, "numerator": {**listed, "params": {"folder": "small"}}}
+    small["denominator"] = {**against, "params": {"folder": "small"}}
+    assert judge(claim(**small, scaled=scaled), rows.assign(folder="small")).coverage() == (
+        "The run covers folder small of the seed's small, medium, large."
+    )

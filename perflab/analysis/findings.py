@@ -35,7 +35,7 @@ class Readers:
 
     regimes: dict[str, dict[str, Any]] = field(default_factory=dict)
     libraries: dict[str, list[str]] = field(default_factory=dict)
-    seed_versions: dict[str, dict[str, str]] = field(default_factory=dict)
+    seed_versions: dict[str, dict[str, Any]] = field(default_factory=dict)
     stacks: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -123,9 +123,39 @@ def versions_line(claim: Claim, readers: Readers, manifest: dict[str, Any]) -> s
     line = f"Libraries: this run {ours}"
     if seed.get("versions"):
         line += f"; the seed {seed['versions']}"
-        if seed.get("not_run"):
-            line += f" ({' '.join(seed['not_run'].split())})"
+        why = why_not_run(seed.get("wheels") or {}, run_python(manifest))
+        if why:
+            line += f" ({why})"
     return line + "."
+
+
+def why_not_run(wheels: dict[str, list[str]], python: str) -> str:
+    """Why the run has no cells on the seed's pinned versions, from the Python versions each
+    has wheels for (readers.yml `wheels`) and the run's Python (its manifest): 'not run here:
+    grpcio 1.28.1 has wheels for Python 2.7, ..., 3.8 only; this run's Python is 3.11.7'."""
+    if not wheels:
+        return ""
+    if not python:
+        return "not run here; this run's manifest records no Python version to check against"
+    minor = ".".join(python.split(".")[:2])
+    missing = [(pin, pythons) for pin, pythons in wheels.items() if minor not in map(str, pythons)]
+    if not missing:
+        pins = ", ".join(wheels)
+        return f"{pins} has wheels for this run's Python {python}, but no cell of this run ran it"
+    said = "; ".join(
+        f"{pin} has wheels for Python {', '.join(map(str, pythons))} only"
+        for pin, pythons in missing
+    )
+    return f"not run here: {said}; this run's Python is {python}"
+
+
+def run_python(manifest: dict[str, Any]) -> str:
+    """The Python version the run's hosts recorded ('3.11.7'); several joined; '' if none."""
+    found = {
+        str(((host or {}).get("versions") or {}).get("python") or "")
+        for host in (manifest.get("hosts") or {}).values()
+    } - {""}
+    return " and ".join(sorted(found))
 
 
 def run_packages(manifest: dict[str, Any]) -> dict[str, str]:

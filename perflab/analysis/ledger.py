@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from perflab.analysis.claim_ids import current_ids
 from perflab.contract.adaptive import Adaptive, Look, looks
 
 LEDGER_FILE = "adaptive.json"
@@ -55,5 +56,15 @@ class Ledger:
             Adaptive(**raw["adaptive"]),
             float(raw["base_coverage"]),
             {study: int(n) for study, n in raw["base_rounds"].items()},
-            [LookRecord(**look) for look in raw["taken"]],
+            [
+                LookRecord(
+                    **{
+                        **look,
+                        # A ledger written before the one id convention names old ids.
+                        "open_claims": current_ids(look["open_claims"]),
+                        "chosen_claims": current_ids(look["chosen_claims"]),
+                    }
+                )
+                for look in raw["taken"]
+            ],
         )

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.analysis.claim_ids import current_id
 from perflab.analysis.claims import Claim
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
@@ -179,7 +180,13 @@ def load_readings(path: Path) -> RunReadings:
     """A readings file, or a ReadingsError naming it and what is wrong."""
     try:
         data = json.loads(Path(path).read_text())
-        rows = tuple(Reading(**{**row, "n": tuple(row["n"])}) for row in data.pop("readings"))
+        # A file written before the one id convention names old ids (claim_ids).
+        rows = tuple(
+            Reading(**{**row, "n": tuple(row["n"]), "claim": current_id(row["claim"])})
+            for row in data.pop("readings")
+        )
+        for key in ("verdicts", "not_measured"):
+            data[key] = {current_id(claim): said for claim, said in data.get(key, {}).items()}
         return RunReadings(**data, readings=rows)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc

@@ -257,8 +257,17 @@ def seed_coverage(claim: Claim, pairs: tuple[PairResult, ...]) -> str:
         text = f"{name} {', '.join(covered) or 'none'} of the seed's {', '.join(seeds)}" + (
             f" (and {', '.join(extra)}, which the seed did not run)" if extra else ""
         )
-        parts.append(text)
+        parts.append(text + scale_of(claim, name, covered))
     return f"The run covers {'; '.join(parts)}." if parts else ""
+
+
+def scale_of(claim: Claim, name: str, covered: list[str]) -> str:
+    """' (large scaled: quick: ... 0.15x its 50 MB ...)' where the claim's `scaled` names a
+    covered value ('the large folder'): a scaled-down folder is not the seed's, and the
+    sentence naming it as covered must say so."""
+    text = " ".join(claim.scaled.split())
+    named = [value for value in covered if f"the {value} {name}" in text]
+    return f" ({', '.join(named)} scaled: {text})" if named else ""
 
 
 def format_effect(claim: Claim, value: float) -> str:
