@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+import yaml
 
 from perflab.analysis.estimate import (
     UNKNOWN_CELL_S,
@@ -20,7 +21,11 @@ from perflab.analysis.estimate import (
     price,
 )
 
-REFERENCE = Path(__file__).resolve().parent.parent / "data" / "20261125-quick"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# The committed localhost reference: what `make run` prices its cells from.
+REFERENCE = REPO_ROOT / "data" / yaml.safe_load(
+    (REPO_ROOT / "data" / "reference" / "reference_runs.yml").read_text()
+)["localhost"]
 
 
 @pytest.fixture(scope="module")
