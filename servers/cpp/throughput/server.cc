@@ -3,15 +3,12 @@
 // The synchronous API: one call at a time is all this study makes, and its blocking
 // Write() keeps exactly one message in flight per stream, as the seed's server did.
 #include <grpcpp/grpcpp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <memory>
 #include <random>
-#include <string_view>
 #include <thread>
 
 #include "common.h"
@@ -23,33 +20,9 @@ namespace {
 // generator would take longer than the cell.
 constexpr size_t kBlockBytes = 1 << 20;
 
-// size bytes of anonymous memory with every page populated by the kernel at once
-// (MAP_POPULATE) instead of one fault per 4 KiB page, then filled in one pass: a std::string
-// zeroed every byte and the fill wrote them again, 18-23 s before READY at 10 GiB. The pages
-// stay resident, so the stream still reads real RAM. Never unmapped: it lives as the process.
-std::string_view make_payload(size_t size) {
-  void* mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (mapped == MAP_FAILED) {
-    throw std::runtime_error("cannot map a payload of " + std::to_string(size) +
-                             " bytes: " + std::strerror(errno));
-  }
-  char* payload = static_cast<char*>(mapped);
-  std::mt19937_64 random(std::random_device{}());
-  size_t first = std::min(size, kBlockBytes);
-  for (size_t i = 0; i + 8 <= first; i += 8) {
-    uint64_t word = random();
-    std::memcpy(payload + i, &word, 8);
-  }
-  for (size_t off = first; off < size; off += first) {
-    std::memcpy(payload + off, payload, std::min(first, size - off));
-  }
-  return {payload, size};
-}
-
 class DataService final : public throughput::DataService::Service {
  public:
-  DataService(std::string_view payload, size_t chunk) : payload_(payload), chunk_(chunk) {}
+  DataService(std::string payload, size_t chunk) : payload_(std::move(payload)), chunk_(chunk) {}
 
   grpc::Status GiveMeData(grpc::ServerContext* context, const throughput::DataRequest* request,
                           grpc::ServerWriter<throughput::DataResponse>* writer) override {
@@ -67,9 +40,23 @@ class DataService final : public throughput::DataService::Service {
   }
 
  private:
-  const std::string_view payload_;
+  const std::string payload_;
   const size_t chunk_;
 };
+
+std::string make_payload(size_t size) {
+  std::string payload(size, '\0');
+  std::mt19937_64 random(std::random_device{}());
+  size_t first = std::min(size, kBlockBytes);
+  for (size_t i = 0; i + 8 <= first; i += 8) {
+    uint64_t word = random();
+    std::memcpy(&payload[i], &word, 8);
+  }
+  for (size_t off = first; off < size; off += first) {
+    std::memcpy(&payload[off], payload.data(), std::min(first, size - off));
+  }
+  return payload;
+}
 
 std::shared_ptr<grpc::ServerCredentials> credentials(const std::string& security,
                                                      const std::string& dir) {
@@ -118,19 +105,13 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::string_view payload;
-  try {
-    payload = make_payload(size);
-  } catch (const std::exception& error) {
-    std::cerr << error.what() << "\n";
-    return 1;
-  }
+  std::string payload = make_payload(size);
   if (args["checksum"] == "1") {
     perflab::Sha256 sum;
     sum.update(payload.data(), payload.size());
     std::cout << "SHA256 " << sum.hex() << std::endl;
   }
-  DataService service(payload, chunk);
+  DataService service(std::move(payload), chunk);
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(args["host"] + ":" + args["port"], creds, &bound_port);
