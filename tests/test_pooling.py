@@ -160,6 +160,13 @@ def test_render_draws_a_forest_plot_per_pooled_claim(tmp_path):
     assert f"figures/forest-{CLAIM.id}.png" in index.read_text()
 
 
+def test_the_pooled_page_names_a_seed_by_its_number_not_its_file(tmp_path):
+    claim = dataclasses.replace(CLAIM, seed="000_b853735c5b3bff6d.txt")
+    runs = runs_at([1.2, 0.9, 1.1])
+    page = render_pooled([pool_claim(claim, runs)], runs, tmp_path).read_text()
+    assert "<td>000</td>" in page and "b853735c5b3bff6d" not in page
+
+
 def test_the_single_run_index_is_told_whether_the_pool_agrees(tmp_path):
     from perflab.analysis.pooled import agreements
     from perflab.analysis.replication import Replication, pooled_note

@@ -253,6 +253,11 @@ class Claim:
     seed_figures: dict[tuple[str, ...], float] = field(default_factory=dict)
 
     @property
+    def seed_number(self) -> str:
+        """The seed's number ("000"), as pages name it, not its file name."""
+        return self.seed.split("_")[0]
+
+    @property
     def direction(self) -> str:
         return self.bound.direction
 

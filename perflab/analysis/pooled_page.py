@@ -95,7 +95,7 @@ def summary_rows(readings: list[PooledReading], runs: list[RunReadings]) -> list
         single, run_id = newest_verdict(claim.id, runs)
         mark = " ≠" if differs_from_newest(reading, runs) else ""
         cells = [
-            html.escape(claim.seed),
+            html.escape(claim.seed_number),
             f'<a href="#{html.escape(claim.id)}">{html.escape(claim.id)}</a>',
             html.escape(claim.expectation()),
             badge(single) + (f"<br><small>{html.escape(run_id)}</small>" if run_id else ""),

@@ -415,7 +415,7 @@ def index_row(
     """One claim's row of the index table (columns as `index_html` names them)."""
     claim = verdict.claim
     cells = [
-        html.escape(claim.seed.split("_")[0]),
+        html.escape(claim.seed_number),
         f"<b>{html.escape(claim.id)}</b>{reading_label(claim)}<br>"
         f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim)}",
         html.escape(stated_test(claim)),
@@ -602,7 +602,7 @@ def study_html(replication: Replication) -> str:
         claim = verdict.claim
         item = (
             f'<li id="claim-{html.escape(claim.id)}">{badge(verdict.verdict)} '
-            f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed.split('_')[0])}, "
+            f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed_number)}, "
             f"published {html.escape(published_figure(claim, 'no figure'))}): "
             f"{html.escape(verdict.sentence())}{reading_label(claim)}"
             f"{context_html(replication, claim)}"
@@ -649,7 +649,7 @@ def markdown_table(replication: Replication) -> str:
         claim = verdict.claim
         measured = "" if verdict.effect is None else format_effect(claim, verdict.effect)
         rows.append(
-            f"| {claim.seed.split('_')[0]} | {claim.id} | {published_figure(claim)} | {measured} "
+            f"| {claim.seed_number} | {claim.id} | {published_figure(claim)} | {measured} "
             f"| {verdict.verdict} |"
         )
     return "\n".join(rows)
@@ -667,7 +667,7 @@ def forest_rows(replication: Replication) -> list[dict[str, object]]:
         interval = pair.interval
         rows.append(
             {
-                "seed": claim.seed.split("_")[0],
+                "seed": claim.seed_number,
                 "label": claim.id,
                 "rate": claim.kind == "error_rate",
                 "effect": pair.effect,
