@@ -52,8 +52,7 @@ class DesignPower:
     @property
     def decisive(self) -> bool:
         """Whether the run's design had TARGET_POWER for both verdicts."""
-        p = self.power
-        return p is not None and p.holds >= TARGET_POWER and p.refutes >= TARGET_POWER
+        return self.power is not None and self.power.reaches(TARGET_POWER)
 
     @property
     def asks(self) -> int | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from perflab.analysis.design_power import DesignPower, design_power
 from perflab.analysis.estimate import ReferenceTimes, price
 from perflab.analysis.power import MOST_ROUNDS, SEARCH_TRIALS, TARGET_POWER, claim_power
-from perflab.analysis.verdicts import Verdict, margin_for
+from perflab.analysis.verdicts import Verdict
 from perflab.contract.adaptive import configuration_of
 from perflab.contract.cell import cell_record
 
@@ -97,19 +97,16 @@ def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) ->
 
 
 def full_decides(verdict: Verdict, power: DesignPower, full_rounds: int | None) -> bool | None:
+    """Whether the full profile's rounds reach TARGET_POWER both ways at the spread and
+    margin `power` was computed with; None where it was not computed."""
     if power.power is None or power.sigma is None or full_rounds is None:
         return None
     claim = verdict.claim
     assert claim.published is not None
     at_full = claim_power(
-        claim.bound,
-        claim.published,
-        power.sigma,
-        full_rounds,
-        margin_for(claim, verdict.judging),
-        trials=SEARCH_TRIALS,
+        claim.bound, claim.published, power.sigma, full_rounds, power.margin, SEARCH_TRIALS
     )
-    return at_full.holds >= TARGET_POWER and at_full.refutes >= TARGET_POWER
+    return at_full.reaches(TARGET_POWER)
 
 
 def plan_study(

@@ -33,6 +33,10 @@ class Power:
     # The Monte Carlo standard error of either share (the larger).
     error: float
 
+    def reaches(self, target: float) -> bool:
+        """Whether both verdicts come out with at least `target` chance."""
+        return self.holds >= target and self.refutes >= target
+
     def sentence(self) -> str:
         return (
             f"power at {self.rounds} rounds: {self.holds:.0%} 'holds' at the seed's figure, "
@@ -131,8 +135,7 @@ def rounds_for(
         return None
 
     def reaches(rounds: int) -> bool:
-        power = claim_power(bound, published, sigma, rounds, margin, trials=trials)
-        return power.holds >= target and power.refutes >= target
+        return claim_power(bound, published, sigma, rounds, margin, trials=trials).reaches(target)
 
     return fewest_rounds(reaches)
 
