@@ -89,7 +89,7 @@ def derived_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Reference metrics on the run's metrics, one row per reference cell."""
     import pandas as pd
 
-    wide = widen(rows, CELL_COLUMNS, "metric", "first").dropna(how="all")
+    wide = cell_metrics(rows)
     derived = {
         "ok_rps": column(wide, "ok") / column(wide, "total"),
         "errors": wide.filter(like="errors_").sum(axis=1, min_count=1),
@@ -99,11 +99,23 @@ def derived_rows(rows: pd.DataFrame) -> pd.DataFrame:
         - column(wide, "claim_page_faults_minor_reduction") / 100,
         "prose_throughput_ratio": 1 + column(wide, "claim_throughput_gain") / 100,
     }
+    return pd.concat(long_rows(derived), ignore_index=True)
+
+
+def cell_metrics(rows: pd.DataFrame) -> pd.DataFrame:
+    """The reference rows wide: one row per reference cell (CELL_COLUMNS), one column per
+    metric; what the shared and the studies' derived metrics are computed on."""
+    return widen(rows, CELL_COLUMNS, "metric", "first").dropna(how="all")
+
+
+def long_rows(derived: Mapping[str, pd.Series]) -> list[pd.DataFrame]:
+    """Each derived metric (metric -> its values over `cell_metrics`' cells) as long
+    reference rows; a metric no cell has is left out."""
     parts = [
         values.dropna().rename("value").reset_index().assign(metric=name)
         for name, values in derived.items()
     ]
-    return pd.concat([part for part in parts if not part.empty], ignore_index=True)
+    return [part for part in parts if not part.empty]
 
 
 def widen(rows: pd.DataFrame, index: list[str], columns: str, how: str) -> pd.DataFrame:

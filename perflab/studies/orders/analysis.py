@@ -404,11 +404,9 @@ def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
     (`elapsed_per_1000_orders`), the metric the run measures."""
     import pandas as pd
 
-    wide = seed_tables.widen(rows, seed_tables.CELL_COLUMNS, "metric", "first").dropna(how="all")
-    per_1000 = per_1000_orders(wide).dropna().rename("value").reset_index()
-    if per_1000.empty:
-        return rows
-    return pd.concat([rows, per_1000.assign(metric="elapsed_per_1000_orders")], ignore_index=True)
+    per_1000 = per_1000_orders(seed_tables.cell_metrics(rows))
+    derived = seed_tables.long_rows({"elapsed_per_1000_orders": per_1000})
+    return pd.concat([rows, *derived], ignore_index=True) if derived else rows
 
 
 def per_1000_orders(wide: pd.DataFrame) -> pd.Series:

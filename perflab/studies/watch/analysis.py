@@ -389,9 +389,8 @@ def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
     folder, plus its CPU as core-seconds (`core_seconds`), the metric the run measures."""
     import pandas as pd
 
-    wide = seed_tables.widen(rows, seed_tables.CELL_COLUMNS, "metric", "first").dropna(how="all")
-    cpu = core_seconds(wide).dropna().rename("value").reset_index().assign(metric="core_seconds")
-    rows = pd.concat([rows, cpu], ignore_index=True) if not cpu.empty else rows
+    cpu = seed_tables.long_rows({"core_seconds": core_seconds(seed_tables.cell_metrics(rows))})
+    rows = pd.concat([rows, *cpu], ignore_index=True) if cpu else rows
     parts = rows["scenario"].str.split("_", n=1, expand=True)
     if not parts.empty:
         rows = rows.assign(message=parts[0], folder=parts[1])
