@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.host.impls import HostPaths, command_argv, discover
 from perflab.host.launch import server_env, serving
 from perflab.host.net import free_port
@@ -198,3 +199,115 @@ def test_client_fails_when_no_server_answers(host_paths, tmp_path):
     report = json.loads(out.read_text())
     assert report["metrics"][0] == {"metric": "orders_ok", "value": 0, "unit": "orders"}
     assert any("UNAVAILABLE" in error for error in report["errors"])
+
+
+def run_client(host_paths: HostPaths, target: str, out: Path, **options: object) -> dict:
+    argv = command_argv(
+        IMPLS["python/orders_client"], host_paths, options, target=target, out=str(out)
+    )
+    done = subprocess.run(
+        argv, env=server_env(host_paths), capture_output=True, text=True, timeout=300
+    )
+    assert out.exists(), done.stderr
+    return {"returncode": done.returncode, "stderr": done.stderr, **json.loads(out.read_text())}
+
+
+@pytest.mark.parametrize("mode", ["bidi", "unary"])
+def test_many_clients_connect_in_batches_before_warming_up(host_paths, tmp_path, mode):
+    """200 clients, 32 connections at a time: every connection is READY before the first
+    warm-up order, and no warm-up order or stream fails (none cancelled by the server)."""
+    clients = 200
+    with serving(
+        IMPLS["python/orders_server"],
+        host_paths,
+        tmp_path / "server.log",
+        # bidi holds a server thread per stream, as the matrix's bidi cells size it.
+        options={"workers": clients if mode == "bidi" else 10},
+        ready_timeout_s=30,
+    ) as server:
+        report = run_client(
+            host_paths,
+            f"127.0.0.1:{server.port}",
+            tmp_path / "client.json",
+            mode=mode,
+            clients=clients,
+            orders=2 * clients,
+            warmup=3,
+            connect_batch=32,
+        )
+    warmup = report["warmup"]
+    assert report["returncode"] == 0, report["stderr"]
+    assert warmup["errors"] == {} and report["errors"] == {}
+    assert warmup["orders_ok"] == 3 * clients and warmup["connections_not_ready"] == 0
+    assert 0 < warmup["connected_at_s"] <= warmup["first_order_at_s"] <= warmup["warmed_at_s"]
+    assert warmup["connect_batch"] == 32
+
+
+@pytest.mark.parametrize("mode", ["bidi", "bidi_pipelined", "unary"])
+def test_warmup_error_is_recorded_as_the_server_said_it(host_paths, tmp_path, mode):
+    """A real gRPC server without the orders service: every warm-up stream ends with
+    UNIMPLEMENTED, and that is what the warm-up records, once per client, with no
+    cancellation of the client's own or traceback in its place."""
+    clients = 3
+    with serving(IMPLS["python/grpcio_sync"], host_paths, tmp_path / "hello.log") as server:
+        report = run_client(
+            host_paths,
+            f"127.0.0.1:{server.port}",
+            tmp_path / "client.json",
+            mode=mode,
+            clients=clients,
+            orders=clients,
+            warmup=2,
+            call_timeout_s=10,
+        )
+    (error,) = report["warmup"]["errors"]
+    assert error.startswith("UNIMPLEMENTED: ")
+    assert report["warmup"]["errors"][error] == (clients if mode != "unary" else 2 * clients)
+    assert report["warmup"]["orders_ok"] == 0 and report["warmup"]["connections_not_ready"] == 0
+    # The measured orders fail the same way, each client's error counted once.
+    assert report["returncode"] == 1
+    assert report["errors"] == {error: clients}
+    assert "UNIMPLEMENTED" in report["stderr"] and "CANCELLED" not in report["stderr"]
+
+
+def orders_cell(server_impl: str, mode: str = "bidi") -> CellSpec:
+    """A small orders cell as the runner gets it: the orders client against server_impl."""
+    return CellSpec(
+        run_id="t",
+        study="orders",
+        cell_id=f"{mode}-plaintext-c4-n8-r1",
+        scenario=f"localhost_{mode}",
+        implementation="grpcio_python",
+        client="grpcio_python",
+        params={"mode": mode, "clients": 4, "orders": 8},
+        repeat=1,
+        server=ServerSpec(impl=server_impl, options={"workers": 4}),
+        load=LoadSpec(
+            kind="client",
+            client_impl="python/orders_client",
+            client_options={"mode": mode, "clients": 4, "orders": 8, "warmup": 2},
+            timeout_s=120,
+        ),
+    )
+
+
+@pytest.mark.parametrize("answers", [True, False])
+def test_the_cell_record_keeps_the_clients_warmup(host_paths, tmp_path, answers):
+    """The runner copies the client's warm-up into cell.json (`warmup`); warm-up errors
+    become a note naming them, next to the measured orders' failure."""
+    from perflab.host.runner import CellRunner
+
+    spec = orders_cell("python/orders_server" if answers else "python/grpcio_sync")
+    record = CellRunner(host_paths, tmp_path).run(spec)
+    assert record is not None
+    folder = tmp_path / spec.run_id / spec.study / spec.cell_id
+    warmup = json.loads((folder / "cell.json").read_text())["warmup"]
+    notes = [n for n in record.notes if n.startswith("warm-up:")]
+    if answers:
+        assert record.status == "ok", record.error
+        assert warmup["orders_ok"] == 8 and warmup["errors"] == {} and notes == []
+    else:
+        assert record.status == "failed"
+        (error,) = warmup["errors"]
+        assert error.startswith("UNIMPLEMENTED: ") and warmup["orders_ok"] == 0
+        assert notes == [f"warm-up: 4 errors (4 x {error}); discarded with the warm-up"]

@@ -142,7 +142,8 @@ class CellRecord:
     # and their times are read back from their raw files.
     phases: dict[str, float] = field(default_factory=dict)
     # The discarded warm-up's counts (perflab.host.ghz.warmup_summary): asked and taken
-    # seconds, calls sent, answered, failed by status code; {} without a ghz warm-up.
+    # seconds, calls sent, answered, failed by status code; or what a study client reports
+    # of its own warm-up (client.json `warmup`); {} without either.
     warmup: dict[str, Any] = field(default_factory=dict)
 
     @staticmethod

@@ -17,6 +17,7 @@ import subprocess
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from perflab.contract.bounds import BOUND_FRACTION
 from perflab.contract.cell import CellRecord, CellSpec, read_cell_json
@@ -115,6 +116,25 @@ def killed_by(time_file: Path) -> str:
 def ghz_error_summary(path: Path) -> str:
     errors = ghz_error_messages(path.read_text())
     return "; ".join(f"{count} x {message}" for message, count in errors.items()) or "no errors"
+
+
+def client_warmup(path: Path) -> dict[str, Any]:
+    """The warm-up a study client reports in its client.json (`warmup`: its counts, errors
+    and times), {} when it wrote none or no readable file (the cell fails on that already)."""
+    try:
+        warmup = json.loads(path.read_text()).get("warmup")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return warmup if isinstance(warmup, dict) else {}
+
+
+def client_warmup_note(warmup: dict[str, Any]) -> str:
+    """The cell's note on a client's warm-up with errors; '' when it had none."""
+    errors = warmup.get("errors") or {}
+    if not errors:
+        return ""
+    listed = "; ".join(f"{n} x {text}" for text, n in sorted(errors.items()))
+    return f"warm-up: {sum(errors.values())} errors ({listed}); discarded with the warm-up"
 
 
 def fail_first(record: CellRecord, reason: str, before_earlier: str = "") -> None:
@@ -422,14 +442,21 @@ class CellRunner:
         if spec.load.kind == "ghz":
             self._load_ghz(spec, target, pinning, work, sampler, record)
         elif spec.load.kind == "client":
-            self._load_client(spec, target, pinning, work, sampler)
+            self._load_client(spec, target, pinning, work, sampler, record)
         else:
             raise CellFailed(f"load kind {spec.load.kind!r} is not known to this runner")
 
     def _load_client(
-        self, spec: CellSpec, target: str, pinning: Pinning, work: Path, sampler: ResourceSampler
+        self,
+        spec: CellSpec,
+        target: str,
+        pinning: Pinning,
+        work: Path,
+        sampler: ResourceSampler,
+        record: CellRecord,
     ) -> None:
-        """A study's own client; it warms up by itself and writes client.json."""
+        """A study's own client; it warms up by itself and writes client.json, where a
+        client that reports its warm-up (`warmup`) has it copied into the cell's record."""
         if spec.load.client_impl not in self.impls:
             raise CellFailed(f"unknown client {spec.load.client_impl!r}")
         argv = command_argv(
@@ -442,16 +469,21 @@ class CellRunner:
         (work / "client.argv.json").write_text(json.dumps(argv))
         sampler.phase("measure")
         self.clock.mark("load")
-        run_tool(
-            timed(pinned(argv, pinning.client_cpus, pinning), "time.txt"),
-            work,
-            "client.log",
-            spec.load.timeout_s,
-            sampler,
-            env=self.env(),
-        )
-        self.clock.mark("load_end")
-        sampler.phase("stop")
+        try:
+            run_tool(
+                timed(pinned(argv, pinning.client_cpus, pinning), "time.txt"),
+                work,
+                "client.log",
+                spec.load.timeout_s,
+                sampler,
+                env=self.env(),
+            )
+        finally:
+            self.clock.mark("load_end")
+            sampler.phase("stop")
+            record.warmup = client_warmup(work / "client.json")
+            note = client_warmup_note(record.warmup)
+            record.notes.extend([note] if note else [])
 
     def _warm_up(
         self,

@@ -11,10 +11,12 @@ and send --orders orders in total between them (the seed's --count), in one of t
 Per order it records the round trip at the client (monotonic clock) and, from the
 wall-clock stamps, the one-way times client->server (responseTime - requestTime) and
 server->client (receipt - responseTime): meaningful only when both share a clock (same
-host or network namespaces of one host), which --same_clock says. Each client first sends
---warmup orders on its channel, discarded. A latency profile is not this client's business:
-the runner puts the profile's Toxiproxy between it and the server and passes the proxy as
---target. Writes client.json; exits 1 if any order failed.
+host or network namespaces of one host), which --same_clock says. Every client's connection
+opens first (--connect_batch at a time), then each client sends --warmup orders on it,
+discarded but counted: the report's `warmup` holds their errors and when each part ended.
+A latency profile is not this client's business: the runner puts the profile's Toxiproxy
+between it and the server and passes the proxy as --target. Writes client.json; exits 1
+if any measured order failed.
 """
 
 from __future__ import annotations
@@ -102,7 +104,9 @@ def send_unary(stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float
 
 
 def send_bidi(stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float, into: Samples):
-    """Lock-step: the next order leaves only when the previous reply is in."""
+    """Lock-step: the next order leaves only when the previous reply is in. The first error
+    is the one recorded: the stream is then over (or cancelled, if the error was ours), and
+    nothing more is read from it, so a cancellation of our own never stands in for it."""
     outbox: queue.SimpleQueue[order_pb2.Order | None] = queue.SimpleQueue()
 
     def requests() -> Iterator[order_pb2.Order]:
@@ -122,13 +126,14 @@ def send_bidi(stub: order_pb2_grpc.OrderServiceStub, count: int, timeout: float,
                 reply,
                 time.time_ns(),
             )
+        outbox.put(None)
+        for _ in replies:  # the stream ends when the server has answered the last order
+            into.errors["reply without an order"] += 1
     except (grpc.RpcError, StopIteration) as exc:
         into.errors[describe(exc)] += 1
-        replies.cancel()
+        replies.cancel()  # a no-op when the stream already ended with that error
     finally:
         outbox.put(None)
-    for _ in replies:  # the stream ends when the server has answered the last order
-        into.errors["reply without an order"] += 1
 
 
 def send_bidi_pipelined(
@@ -205,28 +210,129 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tls_dir", action="append", help="folder with ca.pem (for tls)")
     parser.add_argument("--same_clock", type=int, default=1, help="1: one-way times are valid")
     parser.add_argument("--call_timeout_s", type=float, default=120.0)
+    parser.add_argument(
+        "--connect_batch", type=int, default=32, help="connections opened together before warm-up"
+    )
     args = parser.parse_args()
+    if args.connect_batch < 1:
+        parser.error("need --connect_batch >= 1")
     if args.clients < 1 or args.orders < args.clients:
         parser.error("need --clients >= 1 and --orders >= --clients (every client sends one)")
     return args
+
+
+@dataclass
+class Connected:
+    """How the clients' connections opened: their channels, in client order, and the time."""
+
+    channels: list[grpc.Channel]
+    seconds: float
+    # Connections neither READY nor refused within a call's deadline, and refused ones
+    # (TRANSIENT_FAILURE): their clients' first calls say why, as errors.
+    not_ready: int = 0
+
+
+SETTLED = (
+    grpc.ChannelConnectivity.READY,
+    grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+    grpc.ChannelConnectivity.SHUTDOWN,
+)
+
+
+def settle(channels: list[grpc.Channel], timeout: float) -> int:
+    """Starts every channel's connection at once and waits until each is READY or refused
+    (or the timeout is over); returns how many are not READY."""
+    states: list[grpc.ChannelConnectivity | None] = [None] * len(channels)
+    done = threading.Condition()
+    callbacks = []
+    for i, channel in enumerate(channels):
+
+        def seen(state: grpc.ChannelConnectivity, i: int = i) -> None:
+            if state in SETTLED:
+                with done:
+                    states[i] = state
+                    done.notify_all()
+
+        callbacks.append(seen)
+        channel.subscribe(seen, try_to_connect=True)
+    with done:
+        done.wait_for(lambda: all(state is not None for state in states), timeout)
+    for channel, seen in zip(channels, callbacks, strict=True):
+        channel.unsubscribe(seen)
+    return sum(state is not grpc.ChannelConnectivity.READY for state in states)
+
+
+def connect_all(args: argparse.Namespace) -> Connected:
+    """Every client's own connection, opened before any order is sent, `connect_batch` at a
+    time: a batch's handshakes run together, and the next batch starts when they are all
+    READY. All 1 000 at once, a loaded host's server cancelled hundreds of the warm-up
+    streams that followed; one at a time, the handshakes queue behind each other. Once a
+    connection is refused or late, the rest open without waiting: their calls report it."""
+    start = time.perf_counter()
+    channels: list[grpc.Channel] = []
+    not_ready = 0
+    for first in range(0, args.clients, args.connect_batch):
+        batch = [
+            open_channel(args) for _ in range(first, min(args.clients, first + args.connect_batch))
+        ]
+        channels += batch
+        if not not_ready:
+            not_ready += settle(batch, args.call_timeout_s)
+    return Connected(channels, time.perf_counter() - start, not_ready)
+
+
+@dataclass
+class Warmup:
+    """Each client's discarded warm-up orders, kept apart so their errors are reported."""
+
+    samples: list[Samples]
+    started: list[float]
+    finished: list[float]
+
+    def summary(
+        self, args: argparse.Namespace, connected: Connected, t0: float
+    ) -> dict[str, object]:
+        errors: collections.Counter[str] = collections.Counter()
+        for s in self.samples:
+            errors.update(s.errors)
+        return {
+            "orders_per_client": args.warmup,
+            "orders_ok": sum(len(s.rtt) for s in self.samples),
+            "errors": dict(errors),
+            "connect_batch": args.connect_batch,
+            "connections_not_ready": connected.not_ready,
+            # Seconds after the first connection was opened: the last connection READY, the
+            # first warm-up order sent, and the last client warmed up.
+            "connected_at_s": round(connected.seconds, 4),
+            "first_order_at_s": round(min(self.started) - t0, 4) if self.started else None,
+            "warmed_at_s": round(max(self.finished) - t0, 4) if self.finished else None,
+        }
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     counts = share(args.orders, args.clients)
     send = SENDERS[args.mode]
     samples = [Samples() for _ in counts]
-    # Every client connects and warms up first; the clock starts when the last one is ready.
+    t0 = time.perf_counter()
+    connected = connect_all(args)
+    warm = Warmup([Samples() for _ in counts], [], [])
+    warm_lock = threading.Lock()
+    # Every client warms up on its open connection; the clock starts when the last is ready.
     barrier = threading.Barrier(args.clients + 1)
     finished: list[float] = [0.0] * args.clients
 
     def client(index: int) -> None:
-        channel = open_channel(args)
+        channel = connected.channels[index]
         stub = order_pb2_grpc.OrderServiceStub(channel)
         try:
             if args.warmup:
-                send(stub, args.warmup, args.call_timeout_s, Samples())
-        except Exception:  # noqa: BLE001 - reported below as this client's error
-            samples[index].errors[traceback.format_exc(limit=1)] += 1
+                begun = time.perf_counter()
+                send(stub, args.warmup, args.call_timeout_s, warm.samples[index])
+                with warm_lock:
+                    warm.started.append(begun)
+                    warm.finished.append(time.perf_counter())
+        except Exception:  # noqa: BLE001 - reported with the warm-up's errors
+            warm.samples[index].errors[traceback.format_exc(limit=1)] += 1
         try:
             barrier.wait()
             send(stub, counts[index], args.call_timeout_s, samples[index])
@@ -244,7 +350,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     for thread in threads:
         thread.join()
     elapsed = max(finished) - start
-    return report(args, samples, elapsed)
+    result = report(args, samples, elapsed)
+    result["warmup"] = warm.summary(args, connected, t0)
+    return result
 
 
 def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> dict[str, object]:
@@ -296,6 +404,9 @@ def main() -> None:
     args = parse_args()
     result = run(args)
     Path(args.out).write_text(json.dumps(result, indent=1))
+    warmup_errors = result["warmup"]["errors"]  # type: ignore[index]
+    if warmup_errors:
+        print(f"warm-up orders failed (discarded, reported): {warmup_errors}", file=sys.stderr)
     if result["errors"]:
         print(f"orders failed: {result['errors']}", file=sys.stderr)
         sys.exit(1)
