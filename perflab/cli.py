@@ -380,6 +380,11 @@ def cmd_phases(args: argparse.Namespace) -> int:
         f"windows ({split.gap_count} gaps between cells, {split.handover_count} handovers)"
     )
     print(split_table(split))
+    if args.top:
+        from perflab.contract.phases import overheads_table, run_overheads
+
+        print(f"\nThe {args.top} configurations with the most time outside their windows:")
+        print(overheads_table(run_overheads(Path(args.run_dir), args.top)))
     if args.json:
         print(dumps(split))
     return 0
@@ -502,6 +507,12 @@ def parser() -> argparse.ArgumentParser:
     phases = sub.add_parser("phases", help="where a run's measuring time went (table)")
     phases.add_argument("--run-dir", required=True)
     phases.add_argument("--json", action="store_true", help="also the sums per study, as JSON")
+    phases.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        help="also the N configurations with most time outside windows",
+    )
     phases.set_defaults(func=cmd_phases)
 
     verdicts = sub.add_parser("verdicts", help="each published claim's verdict on a run (markdown)")

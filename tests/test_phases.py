@@ -16,7 +16,10 @@ from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
     cell_phases,
+    configuration_of,
+    largest_overheads,
     manifest_entry,
+    overheads_table,
     split_cells,
     split_table,
 )
@@ -168,3 +171,32 @@ def test_a_real_ghz_cell_records_its_window_as_ghz_timed_it(host_paths, tmp_path
     again = cell_phases(folder, old)
     assert again.window == pytest.approx(phases["window"], abs=0.001)
     assert again.load == pytest.approx(phases["load"], abs=0.05)
+
+
+def test_the_largest_overheads_sum_repeats_and_put_the_most_time_outside_windows_first():
+    def times(total: float, window: float, ready: float = 0.0) -> PhaseTimes:
+        return PhaseTimes(
+            ready=ready, warmup=total - window - ready, load=window, window=window, total=total
+        )
+
+    cells = [
+        # Long windows, little around them: 2 x 1 s outside.
+        ("hello", "cpp", "steady-c10-r1", times(11.0, 10.0)),
+        ("hello", "cpp", "steady-c10-r2", times(11.0, 10.0)),
+        # Short windows, a long start: 2 x 4 s outside, 3 s of each before READY.
+        ("orders", "py", "bidi-c1000-r1", times(5.0, 1.0, ready=3.0)),
+        ("orders", "py", "bidi-c1000-r2", times(5.0, 1.0, ready=3.0)),
+        ("orders", "py", "unary-c1-rtt-r1", times(1.5, 1.0)),
+    ]
+    top = largest_overheads(cells, 2)
+    assert [(e.configuration, e.cells, e.phases.overhead) for e in top] == [
+        ("bidi-c1000", 2, 8.0),
+        ("steady-c10", 2, 2.0),
+    ]
+    table = overheads_table(top)
+    assert "| orders | py | bidi-c1000 | 2 | 8 | 6 | 2 | 0 | 2 |" in table
+    # The same cells with the windows the other way round: hello comes first.
+    swapped = [(s, i, c, times(t.total, t.total - t.window)) for s, i, c, t in cells]
+    assert largest_overheads(swapped, 1)[0].configuration == "steady-c10"
+    assert configuration_of("unary-c1-rtt-r12") == "unary-c1-rtt"
+    assert configuration_of("unary-c1-rtt") == "unary-c1-rtt"

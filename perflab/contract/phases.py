@@ -251,6 +251,69 @@ def run_split(run_dir: Path) -> MeasuringSplit:
     return split_cells(cells)
 
 
+@dataclass
+class ConfigurationTime:
+    """One configuration's cells (every repeat of one cell id), their phases summed."""
+
+    study: str
+    implementation: str
+    configuration: str
+    cells: int
+    phases: PhaseTimes
+
+
+def configuration_of(cell_id: str) -> str:
+    """A cell id without its repeat (`-r3`): the configuration it repeats."""
+    head, sep, tail = cell_id.rpartition("-r")
+    return head if sep and tail.isdigit() else cell_id
+
+
+def largest_overheads(
+    cells: list[tuple[str, str, str, PhaseTimes]], top: int
+) -> list[ConfigurationTime]:
+    """The `top` configurations with the most time outside their measured windows, from
+    (study, implementation, cell id, phases) of each cell, the most first."""
+    by_key: dict[tuple[str, str, str], ConfigurationTime] = {}
+    for study, implementation, cell_id, times in cells:
+        key = (study, implementation, configuration_of(cell_id))
+        entry = by_key.setdefault(key, ConfigurationTime(*key, 0, PhaseTimes()))
+        entry.cells += 1
+        for f in fields(PhaseTimes):
+            setattr(entry.phases, f.name, getattr(entry.phases, f.name) + getattr(times, f.name))
+    return sorted(by_key.values(), key=lambda e: e.phases.overhead, reverse=True)[:top]
+
+
+def run_overheads(run_dir: Path, top: int) -> list[ConfigurationTime]:
+    """largest_overheads over every complete cell of a run that has a start and an end."""
+    from perflab.contract.cell import iter_cells
+
+    return largest_overheads(
+        [
+            (r["study"], r.get("implementation", ""), r["cell_id"], cell_phases(folder, r))
+            for folder, r in iter_cells(run_dir, include_aa=True)
+            if r.get("start") and r.get("end")
+        ],
+        top,
+    )
+
+
+def overheads_table(entries: list[ConfigurationTime]) -> str:
+    """The configurations as a markdown table, seconds outside the window split by part."""
+    lines = [
+        "| study | implementation | configuration | cells | outside window s | server start "
+        "and ready | warm-up and connect | teardown | window s |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for e in entries:
+        p = e.phases
+        lines.append(
+            f"| {e.study} | {e.implementation} | {e.configuration} | {e.cells} | "
+            f"{p.overhead:.0f} | {p.server_start + p.ready:.0f} | "
+            f"{p.warmup + p.load - p.window:.0f} | {p.teardown:.0f} | {p.window:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def manifest_entry(split: MeasuringSplit) -> dict[str, Any]:
     """The split as the manifest keeps it (`measuring`): seconds, per study and in parts."""
     return {
