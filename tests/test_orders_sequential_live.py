@@ -31,7 +31,7 @@ def sequential_cells(profiles: list[str]) -> dict[str, object]:
         topology="localhost",
         modes=["unary"],
         security=["plaintext"],
-        latency_profiles=[],
+        latency_profiles=["none"],
         clients=[1],
         orders=[30],
         warmup=2,
