@@ -86,6 +86,8 @@ def summarize(frame: pd.DataFrame, client_order: str = PARALLEL) -> pd.DataFrame
 def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.DataFrame:
     """One row per configuration, a column per security mode: the metric's median and
     interval, unit in the header."""
+    if summary.empty:  # no cells of that kind (e.g. no sequential ones): no columns either
+        return summary
     rows = summary[summary["metric"] == metric]
     if rows.empty:
         return rows
