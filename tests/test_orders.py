@@ -40,7 +40,7 @@ def test_matrix_names_existing_folders_and_options_they_take():
 
 
 def test_quick_profile_crosses_modes_clients_and_security():
-    every = cells("quick")
+    every = [c for c in cells("quick") if c.params["client_order"] == "parallel"]
     repeats = study_vars("orders")[0]["repeats"]
     assert len({c.cell_id for c in every}) == len(every)
     # The seed-scale cells: unary and bidi at 1 000 clients, each on 1 000 threads.
@@ -105,23 +105,65 @@ def test_quick_profile_crosses_modes_clients_and_security():
         assert len(same) == 1, (n_clients, same)
 
 
+def test_quick_runs_a_sample_of_sequential_clients_on_the_seed_server():
+    every = cells("quick")
+    repeats = study_vars("orders")[0]["repeats"]
+    sequential = [c for c in every if c.params["client_order"] == "sequential"]
+    assert {c.params["client_order"] for c in every} == {"parallel", "sequential"}
+    assert sorted(
+        {(c.params["latency_profile"], c.params["clients"], c.params["orders"]) for c in sequential}
+    ) == [(p, n, 1000 * n) for p in ("lan", "none", "proxy_0ms") for n in (1, 5)]
+    assert len(sequential) == 3 * 2 * repeats
+    for cell in sequential:
+        assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
+        assert cell.params["workers"] == cell.server.options["workers"] == 10
+        assert cell.load.client_options["client_order"] == "sequential"
+        assert "-seq" in cell.cell_id
+    assert "unary-plaintext-c5-n5000-seq-lan-r1" in {c.cell_id for c in sequential}
+    # Every orders cell says how its clients ran.
+    for cell in every:
+        assert cell.load.client_options["client_order"] == cell.params["client_order"]
+
+
+def test_sequential_bidi_cells_run_lock_step_bidi_one_client_after_another():
+    some = cells("quick", sequential_bidi_profiles=["none"], sequential_clients=[2])
+    bidi = [
+        c for c in some if c.params["client_order"] == "sequential" and c.params["mode"] == "bidi"
+    ]
+    assert {(c.params["latency_profile"], c.params["orders"]) for c in bidi} == {("none", 2000)}
+
+
 def test_smoke_is_short_and_full_reaches_the_seed_sizes():
     smoke = cells("smoke")
-    assert len(smoke) == 2 * 2 * 2 and {c.params["orders"] for c in smoke} == {200}
+    parallel = [c for c in smoke if c.params["client_order"] == "parallel"]
+    assert len(parallel) == 2 * 2 * 2 and {c.params["orders"] for c in parallel} == {200}
+    assert len(smoke) == len(parallel) + 1
     full = cells("full")
+    assert (
+        max(c.params["clients"] for c in full if c.params["client_order"] == "sequential") == 100
+    )
     assert max(c.params["clients"] for c in full) == 10_000
-    assert max(c.params["orders"] for c in full) == 100_000
+    # The seed's --count reached 100 000; 1 000 sequential clients send 1 000 orders each.
+    assert max(c.params["orders"] for c in full if c.params["client_order"] == "parallel") == (
+        100_000
+    )
     # A cell never has fewer orders than clients.
     assert all(c.params["orders"] >= c.params["clients"] for c in full)
 
 
 def test_tls_dir_and_latency_profiles_reach_the_cells():
-    some = cells("quick", tls_dir="/certs", latency_profiles=["none", "lan"])
+    some = cells(
+        "quick", tls_dir="/certs", latency_profiles=["none", "lan"], sequential_profiles=["lan"]
+    )
     assert {c.params["latency_profile"] for c in some} == {"none", "lan"}
     # A delayed profile runs its own sizes; the runner puts the profile's proxy between the
     # client and the server (a latency_proxies entry for the load), the client knows nothing.
     lan = [c for c in some if c.params["latency_profile"] == "lan"]
-    assert {c.params["clients"] for c in lan} == {10, 100, 1000}
+    assert {c.params["clients"] for c in lan if c.params["client_order"] == "parallel"} == {
+        10,
+        100,
+        1000,
+    }
     assert all(c.latency_proxies == [{"caller": "load", "one_way_ms": 0.5}] for c in lan)
     assert all(c.latency_proxies == [] for c in some if c.params["latency_profile"] == "none")
     assert all("latency_profile" not in c.load.client_options for c in some)
@@ -152,6 +194,13 @@ def test_netns_cells_are_named_for_their_topology():
         ({"server": {"name": "x", "impl": "python/nope"}}, "perflab_matrix_orders.server"),
         ({"timeout_s": 0}, "perflab_matrix_orders.timeout_s"),
         ({"delayed_orders": [1], "delayed_clients": [10]}, "perflab_matrix_orders.delayed_orders"),
+        ({"sequential_profiles": ["moon"]}, "perflab_matrix_orders.sequential_profiles"),
+        ({"sequential_clients": [0]}, "perflab_matrix_orders.sequential_clients"),
+        (
+            {"sequential_orders_per_client": 0},
+            "perflab_matrix_orders.sequential_orders_per_client",
+        ),
+        ({"sequential_bidi_profiles": ["x"]}, "perflab_matrix_orders.sequential_bidi_profiles"),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(changes, key):

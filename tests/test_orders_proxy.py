@@ -83,6 +83,7 @@ def orders_cells(profiles: list[str]) -> dict[str, CellSpec]:
         warmup=2,
         repeats=1,
         seed_unary_profiles=[],
+        sequential_profiles=[],
     )
     cells = matrix_only(expand("run1", get_study("orders"), matrix, {}, "smoke", set(IMPLS)))
     return {cell.params["latency_profile"]: cell for cell in cells}

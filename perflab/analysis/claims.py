@@ -26,6 +26,14 @@ METHODS = ("", "seed", "steady")
 # suffix of each copy: the current stack's keeps the claim's own id.
 STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack"}
 CURRENT_STACK = "current"
+# How a claim's clients ran (a `client_order` cell parameter, orders): the id suffix and the
+# reading of the seed each copy judges. Seed 003's prose starts its clients together, its
+# log shows them one after another (docs/orders-sequential-clients.md).
+CLIENT_ORDER_COPIES = {"parallel": ("", "prose"), "sequential": ("-sequential", "log")}
+PARALLEL = "parallel"
+# What a copy of `client_orders` may change: each side's params (null drops one), its pairing
+# and a sentence added to the note.
+CLIENT_ORDER_KEYS = {"numerator", "denominator", "pair_by", "note"}
 # The `reading` of a claim that judges a seed's expectation (a caveat, no result of its own).
 EXPECTATION = "expectation"
 PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
@@ -48,6 +56,7 @@ OPTIONAL_KEYS = {
     "sibling",
     "scaled",
     "stacks",
+    "client_orders",
 }
 
 
@@ -247,6 +256,10 @@ class Claim:
     # the current one, the id of the same claim on the current stack.
     stack: str = ""
     stack_of: str = ""
+    # How its cells' clients ran (`client_orders` in the file), and on the sequential copy
+    # the id of the same claim on parallel clients.
+    client_order: str = ""
+    client_order_of: str = ""
     # The seed's own figure per configuration (pair_by values as text -> figure), from the
     # reference tables (perflab.analysis.published.with_seed_configurations): a configuration
     # whose figure sits inside the run's noise is expected to be at its threshold.
@@ -406,7 +419,8 @@ def read_claims(path: str | Path) -> list[Claim]:
     claims = [
         copy
         for i, raw in enumerate(document["claims"])
-        for copy in on_stacks(f"claims[{i}]", parse_claim(i, raw), raw.get("stacks"))
+        for stacked in on_stacks(f"claims[{i}]", parse_claim(i, raw), raw.get("stacks"))
+        for copy in on_client_orders(f"claims[{i}]", stacked, raw.get("client_orders"))
     ]
     seen: set[str] = set()
     for claim in claims:
@@ -446,6 +460,54 @@ def on_stack(claim: Claim, stack: str) -> Claim:
         denominator=None if claim.denominator is None else side(claim.denominator),
         stack=stack,
         stack_of="" if stack == CURRENT_STACK else claim.id,
+    )
+
+
+def on_client_orders(where: str, claim: Claim, orders: Any) -> list[Claim]:
+    """The claim once per client order it names (`client_orders`: order -> changes), each
+    selecting cells of that order (`params.client_order`) and judging that order's reading;
+    without `client_orders`, the claim as written."""
+    if orders is None:
+        return [claim]
+    if not isinstance(orders, dict) or next(iter(orders), None) != PARALLEL:
+        raise ClaimsError(f"{where}.client_orders: expected a mapping starting with {PARALLEL!r}")
+    for order, changes in orders.items():
+        if order not in CLIENT_ORDER_COPIES:
+            raise ClaimsError(
+                f"{where}.client_orders: unknown order {order!r}; "
+                f"choose from {list(CLIENT_ORDER_COPIES)}"
+            )
+        if not isinstance(changes, dict) or set(changes) - CLIENT_ORDER_KEYS:
+            raise ClaimsError(
+                f"{where}.client_orders.{order}: expected a mapping of {sorted(CLIENT_ORDER_KEYS)}"
+            )
+    return [on_client_order(claim, order, changes) for order, changes in orders.items()]
+
+
+def changed_params(selector: Selector, order: str, changes: Any) -> Selector:
+    """The selector on cells of `order`, with `changes` (a mapping; None drops a key)."""
+    merged = {**selector.params, **(changes or {}), "client_order": order}
+    return replace(selector, params={k: v for k, v in merged.items() if v is not None})
+
+
+def on_client_order(claim: Claim, order: str, changes: dict[str, Any]) -> Claim:
+    suffix, reading = CLIENT_ORDER_COPIES[order]
+    pair_by = changes.get("pair_by", claim.pair_by)
+    note = " ".join(part for part in (claim.note, str(changes.get("note", "")).strip()) if part)
+    return replace(
+        claim,
+        id=claim.id + suffix,
+        sibling=claim.sibling + suffix if claim.sibling else "",
+        numerator=changed_params(claim.numerator, order, changes.get("numerator")),
+        denominator=None
+        if claim.denominator is None
+        else changed_params(claim.denominator, order, changes.get("denominator")),
+        pair_by=tuple(pair_by),
+        note=note,
+        # A seed's expectation stays one; otherwise each copy judges its order's reading.
+        reading=claim.reading or reading,
+        client_order=order,
+        client_order_of="" if order == PARALLEL else claim.id,
     )
 
 

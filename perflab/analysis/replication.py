@@ -294,8 +294,9 @@ def short(verdict: Verdict | None) -> str:
 def conclusion_of(claim: Claim) -> str:
     """The seed conclusion a claim reads: its id on the current stack, and of a method pair
     the id of the steady-method claim (the same conclusion judged on the seed's method and a
-    library stack are readings of it, not findings of their own)."""
-    base = claim.stack_of or claim.id
+    library stack, or on clients run one after another, are readings of it, not findings of
+    their own)."""
+    base = claim.stack_of or claim.client_order_of or claim.id
     sibling = claim.sibling.removesuffix("-seed-stack") if claim.sibling else ""
     if sibling and claim.method == "seed":
         return sibling

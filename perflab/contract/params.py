@@ -18,6 +18,8 @@ RECORDED_LATE = {
     "connections": 1,
     # pyclients' library stack: runs before the seed-stack cells ran only the current one.
     "stack": "current",
+    # orders' client order: runs before the sequential cells started their clients together.
+    "client_order": "parallel",
 }
 
 

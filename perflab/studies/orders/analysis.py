@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
@@ -27,6 +28,20 @@ if TYPE_CHECKING:
 
 STUDY = "orders"
 SUMMARY_KEYS = ["topology", "latency_profile", "mode", "security", "clients", "orders", "workers"]
+# How the clients ran: together (the seed's prose) or one after another (its log).
+PARALLEL, SEQUENTIAL = "parallel", "sequential"
+READING_WORDS = {
+    PARALLEL: "concurrent clients (the prose's reading)",
+    SEQUENTIAL: "clients one after another (the log's reading)",
+}
+# The seed's per-1 000 figures set beside the readings: its scenario, the run's latency
+# profile standing for it, and its words; at the seed's 1 000 clients x 1 000 orders.
+SEED_PLACES = {
+    "localhost_unary": ("none", "localhost"),
+    "server_to_server_unary": ("lan", "server to server"),
+}
+SEED_RUN = {"clients": 1000, "orders": 1000}
+SEED_WORKERS = 10
 MODE_NAMES = {
     "unary": "unary",
     "bidi": "bidi stream, lock-step",
@@ -47,7 +62,7 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
     rows = frame[(frame["study"] == STUDY) & (frame["status"] != "failed")]
     # Only this study's parameters as keys: another study's (empty here) would drop every row.
-    rows = params.own_columns(rows).copy()
+    rows = params.with_defaults(params.own_columns(rows), ("client_order",)).copy()
     keys = [c for c in rows.columns if c not in ("metric", "value", "unit")]
     wide = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc="first")
     if {"server_cpu_seconds", "orders_ok"} <= set(wide.columns):
@@ -57,9 +72,12 @@ def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and interval over repeats for every cell configuration and metric."""
-    summary = stats.summarize(study_rows(frame), SUMMARY_KEYS)
+def summarize(frame: pd.DataFrame, client_order: str = PARALLEL) -> pd.DataFrame:
+    """Median and interval over repeats for every cell configuration and metric, of the
+    cells whose clients ran in `client_order` (the page's tables are on parallel cells; the
+    sequential ones have their own section)."""
+    rows = study_rows(frame)
+    summary = stats.summarize(rows[rows["client_order"] == client_order], SUMMARY_KEYS)
     if not summary.empty:
         summary["mode_name"] = summary["mode"].map(MODE_NAMES).fillna(summary["mode"])
     return summary
@@ -68,6 +86,8 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
 def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.DataFrame:
     """One row per configuration, a column per security mode: the metric's median and
     interval, unit in the header."""
+    if summary.empty:  # no cells of that kind (e.g. no sequential ones): no columns either
+        return summary
     rows = summary[summary["metric"] == metric]
     if rows.empty:
         return rows
@@ -416,3 +436,92 @@ def per_1000_orders(wide: pd.DataFrame) -> pd.Series:
     orders = [p.get("progress_transactions") or p.get("orders") for p in logged]
     elapsed = seed_tables.column(wide, "elapsed")
     return elapsed * 1000 / [float(n) if n else math.nan for n in orders]
+
+
+@dataclass(frozen=True)
+class ReadingFit:
+    """The seed's seconds per 1 000 orders (place -> figure) beside each reading's measured
+    median (client order -> place -> figure), where the run has it."""
+
+    seed: dict[str, float]
+    measured: dict[str, dict[str, float]]
+
+    def distance(self, order: str) -> float | None:
+        """How far a reading's figures lie from the seed's: the sum over the places of
+        |ln(measured / seed)| (a factor of 2 either way counts alike), None when the reading
+        lacks a place."""
+        figures = self.measured.get(order, {})
+        if not self.seed or set(self.seed) - set(figures):
+            return None
+        return sum(abs(math.log(figures[place] / self.seed[place])) for place in self.seed)
+
+    def closer(self) -> str | None:
+        distances = {order: self.distance(order) for order in READING_WORDS}
+        if any(d is None for d in distances.values()):
+            return None
+        return min(distances, key=lambda order: distances[order])
+
+
+def reading_fit(summaries: dict[str, pd.DataFrame], reference: pd.DataFrame) -> ReadingFit:
+    """Both readings' measured seconds per 1 000 orders (unary, plaintext, on the seed's
+    10-worker server, at the most clients each ran) beside the seed's at 1 000 clients x
+    1 000 orders, from data/reference/orders.csv."""
+    runs = published_runs(reference)
+    seed = {}
+    for scenario, (place, _) in SEED_PLACES.items():
+        row = runs[
+            (runs["scenario"] == scenario)
+            & (runs["clients"] == SEED_RUN["clients"])
+            & (runs["orders"] == SEED_RUN["orders"])
+        ]
+        if len(row):
+            seed[place] = float(row["per_1000_orders_s"].iloc[0])
+    measured: dict[str, dict[str, float]] = {}
+    for order, summary in summaries.items():
+        if summary.empty:
+            continue
+        rows = summary[
+            (summary["metric"] == "elapsed_per_1000_orders")
+            & (summary["mode"] == "unary")
+            & (summary["security"] == "plaintext")
+            & (summary["workers"] == SEED_WORKERS)
+        ]
+        for place in seed:
+            at = rows[rows["latency_profile"] == place]
+            if len(at):
+                most = at[at["clients"] == at["clients"].max()]
+                measured.setdefault(order, {})[place] = float(most["median"].median())
+    return ReadingFit(seed, measured)
+
+
+def seconds(value: float) -> str:
+    return f"{value:.2f} s"
+
+
+def reading_sentence(fit: ReadingFit) -> str:
+    """Which reading of the seed's clients its own per-1 000 figures sit closer to."""
+    if not fit.seed:
+        return "The seed's per-1 000-order figures are not in the reference tables."
+    places = [SEED_PLACES[s][1] for s in SEED_PLACES if SEED_PLACES[s][0] in fit.seed]
+    theirs = " and ".join(
+        f"{seconds(fit.seed[p])} {w}" for p, w in SEED_PLACES.values() if p in fit.seed
+    )
+    closer = fit.closer()
+    if closer is None:
+        missing = [o for o in READING_WORDS if fit.distance(o) is None]
+        return (
+            f"The seed's own figures per 1 000 orders ({theirs}) cannot be set beside both "
+            f"readings: this run has no {' or '.join(missing)} unary cells on the seed's "
+            f"server at {' and '.join(places)}."
+        )
+    other = next(o for o in READING_WORDS if o != closer)
+
+    def figures(order: str) -> str:
+        return " and ".join(seconds(fit.measured[order][p]) for p in fit.seed)
+
+    return (
+        f"The seed's own figures per 1 000 orders, {theirs}, sit closer to "
+        f"{READING_WORDS[closer]}: measured {figures(closer)}, against {figures(other)} with "
+        f"{READING_WORDS[other]} (summed |ln(measured / seed)| "
+        f"{fit.distance(closer):.2f} against {fit.distance(other):.2f})."
+    )

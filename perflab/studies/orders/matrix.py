@@ -9,6 +9,13 @@ per client; every mode gets the same, so unary and bidi are compared on the same
 (the `workers` param says what ran). Unary needs no thread per client (a call holds a
 worker only while it runs), so `seed_unary_*` adds unary cells on exactly `workers`
 threads, the seed's server, whatever the client count.
+
+`client_order` says how a cell's clients ran: `parallel`, started together (the seed's
+prose), or `sequential`, one after another (its log's reading, docs/orders-sequential-
+clients.md). `sequential_*` adds the sequential cells on the seed's server (10 workers,
+plaintext), each client with its own `sequential_orders_per_client` orders, so `orders` is
+clients x that; sequential clients do not interact, so a sample of clients stands in for
+the seed's 1 000.
 """
 
 from __future__ import annotations
@@ -82,6 +89,17 @@ class Matrix(ServerAndClient):
     )
     scale_clients: list[int] = knob(Ints(), "their clients", [1000])
     scale_orders: list[int] = knob(Ints(), "their orders", [10000])
+    # The log's reading: clients one after another, unary on the seed's server; [] profiles:
+    # none. A sequential cell's time grows with clients x orders per client.
+    sequential_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES, empty="none"), "profiles of the sequential-client cells", []
+    )
+    sequential_clients: list[int] = knob(Ints(), "clients run one after another", [1, 10])
+    sequential_orders_per_client: int = knob(Int(), "orders of each sequential client", 1000)
+    # Lock-step bidi run the same way, for bidi against unary on that reading; []: none.
+    sequential_bidi_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES, empty="none"), "profiles of sequential bidi cells", []
+    )
 
 
 def size_pairs(matrix: Matrix) -> dict[bool, list[tuple[int, int]]]:
@@ -111,6 +129,7 @@ def cell(
     n_orders: int,
     repeat: int,
     cell_workers: int | None = None,
+    client_order: str = "parallel",
 ) -> CellSpec:
     # The same for every mode: more threads on one side would confound them.
     default_workers = max(matrix.workers, n_clients)
@@ -123,6 +142,7 @@ def cell(
         "workers": cell_workers,
         "topology": matrix.topology,
         "latency_profile": profile,
+        "client_order": client_order,
     }
     server_options: dict[str, Any] = {"workers": cell_workers, "security": sec}
     client_options: dict[str, Any] = {
@@ -131,10 +151,13 @@ def cell(
         "orders": n_orders,
         "warmup": matrix.warmup,
         "security": sec,
+        "client_order": client_order,
     }
     if matrix.tls_dir:
         server_options["tls_dir"] = client_options["tls_dir"] = matrix.tls_dir
-    suffix = "" if profile == "none" else f"-{profile}"
+    suffix = ("" if client_order == "parallel" else "-seq") + (
+        "" if profile == "none" else f"-{profile}"
+    )
     return CellSpec(
         run_id=run_id,
         study="orders",
@@ -170,7 +193,8 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     ]
     seen = {spec.cell_id for spec in cells}
     # A seed-server cell the grid above already has (clients <= workers) is not run twice.
-    for spec in seed_unary_cells(run_id, matrix) + scale_cells(run_id, matrix):
+    extra = seed_unary_cells(run_id, matrix) + scale_cells(run_id, matrix)
+    for spec in extra + sequential_cells(run_id, matrix):
         if spec.cell_id not in seen:
             cells.append(spec)
             seen.add(spec.cell_id)
@@ -198,6 +222,31 @@ def seed_unary_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
         for n_clients in matrix.seed_unary_clients
         for n_orders in matrix.seed_unary_orders
         if n_orders >= n_clients
+        for repeat in range(1, matrix.repeats + 1)
+    ]
+
+
+def sequential_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
+    """Clients one after another on exactly `workers` threads, plaintext: unary at every
+    sequential profile, lock-step bidi at every sequential bidi profile."""
+    per_client = matrix.sequential_orders_per_client
+    modes = [("unary", p) for p in matrix.sequential_profiles]
+    modes += [("bidi", p) for p in matrix.sequential_bidi_profiles]
+    return [
+        cell(
+            run_id,
+            matrix,
+            profile,
+            mode,
+            "plaintext",
+            n_clients,
+            n_clients * per_client,
+            repeat,
+            matrix.workers,
+            client_order="sequential",
+        )
+        for mode, profile in modes
+        for n_clients in matrix.sequential_clients
         for repeat in range(1, matrix.repeats + 1)
     ]
 

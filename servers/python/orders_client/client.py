@@ -17,6 +17,12 @@ discarded but counted: the report's `warmup` holds their errors and when each pa
 A latency profile is not this client's business: the runner puts the profile's Toxiproxy
 between it and the server and passes the proxy as --target. Writes client.json; exits 1
 if any measured order failed.
+
+--client_order sequential is the other reading of the seed's log (docs/orders-sequential-
+clients.md): the clients run one after another in this thread, each on its own channel with
+its own share of the orders (warm-up included in its time, as a fresh seed client's was),
+and each client's elapsed time and the cumulative time after it are written, as the seed's
+"1000 transactions and elapsed time" lines were.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import order_pb2
 import order_pb2_grpc
 
 MODES = ("unary", "bidi", "bidi_pipelined")
+CLIENT_ORDERS = ("parallel", "sequential")
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
 # The CDF kept in client.json: every half percentile plus the tail, not every sample.
 CDF_POINTS = sorted({i / 200 for i in range(201)} | {0.999, 0.9999})
@@ -174,7 +181,7 @@ def share(total: int, clients: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(clients)]
 
 
-def quantile(values: list[int], q: float) -> float:
+def quantile(values: list[int] | list[float], q: float) -> float:
     """Nearest-rank quantile of sorted values (no interpolation: a value that occurred)."""
     index = min(len(values) - 1, max(0, int(round(q * len(values) + 0.5)) - 1))
     return float(values[index])
@@ -212,6 +219,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--call_timeout_s", type=float, default=120.0)
     parser.add_argument(
         "--connect_batch", type=int, default=32, help="connections opened together before warm-up"
+    )
+    parser.add_argument(
+        "--client_order", choices=CLIENT_ORDERS, default="parallel", help="parallel: together"
     )
     args = parser.parse_args()
     if args.connect_batch < 1:
@@ -310,6 +320,8 @@ class Warmup:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
+    if args.client_order == "sequential":
+        return run_sequential(args)
     counts = share(args.orders, args.clients)
     send = SENDERS[args.mode]
     samples = [Samples() for _ in counts]
@@ -355,6 +367,66 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
+def run_sequential(args: argparse.Namespace) -> dict[str, object]:
+    """One client after another in this thread, each on its own new channel: no client
+    overlaps another, so each client's time is its own orders' round trips end to end."""
+    send = SENDERS[args.mode]
+    counts = share(args.orders, args.clients)
+    samples = [Samples() for _ in counts]
+    # Kept apart from the measured orders, as the parallel reading's are, so a warm-up's
+    # errors are reported rather than dropped.
+    warm = [Samples() for _ in counts]
+    client_elapsed: list[float] = []
+    cumulative: list[float] = []
+    start = time.perf_counter()
+    for index, count in enumerate(counts):
+        began = time.perf_counter()
+        channel = open_channel(args)
+        try:
+            stub = order_pb2_grpc.OrderServiceStub(channel)
+            if args.warmup:
+                send(stub, args.warmup, args.call_timeout_s, warm[index])
+            send(stub, count, args.call_timeout_s, samples[index])
+        except Exception:  # noqa: BLE001 - this client's crash is counted, the next one goes on
+            samples[index].errors[traceback.format_exc(limit=1)] += 1
+        finally:
+            channel.close()
+        ended = time.perf_counter()
+        client_elapsed.append(ended - began)
+        cumulative.append(ended - start)
+        print(
+            f"client {index + 1}: {count} transactions and elapsed time {ended - began:.4f} "
+            f"in seconds, cumulative {ended - start:.4f}",
+            file=sys.stderr,
+        )
+    result = report(args, samples, cumulative[-1])
+    result["sequential"] = {
+        "client_elapsed_s": client_elapsed,
+        "cumulative_s": cumulative,
+    }
+    warm_errors: collections.Counter[str] = collections.Counter()
+    for s in warm:
+        warm_errors.update(s.errors)
+    result["warmup"] = {
+        "orders_per_client": args.warmup,
+        "orders_ok": sum(len(s.rtt) for s in warm),
+        "errors": dict(warm_errors),
+    }
+    result["metrics"] += distribution_s("client_elapsed", client_elapsed)
+    return result
+
+
+def distribution_s(name: str, values_s: list[float]) -> list[dict[str, object]]:
+    """Median, mean and extremes of per-client seconds (a handful of values, not a CDF)."""
+    values = sorted(values_s)
+    return [
+        {"metric": f"{name}_p50", "value": quantile(values, 0.5), "unit": "s"},
+        {"metric": f"{name}_min", "value": values[0], "unit": "s"},
+        {"metric": f"{name}_max", "value": values[-1], "unit": "s"},
+        {"metric": f"{name}_mean", "value": sum(values) / len(values), "unit": "s"},
+    ]
+
+
 def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> dict[str, object]:
     rtt = [v for s in samples for v in s.rtt]
     request_oneway = [v for s in samples for v in s.request_oneway]
@@ -382,6 +454,7 @@ def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> 
     return {
         "metrics": metrics,
         "mode": args.mode,
+        "client_order": args.client_order,
         "clients": args.clients,
         "orders": args.orders,
         "orders_per_client": share(args.orders, args.clients),
