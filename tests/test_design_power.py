@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from perflab.analysis.claims import BAND, Bound
 from perflab.analysis.design_power import design_power, powers_sentence
 from perflab.analysis.replication import Replication, index_html
 from perflab.analysis.simulation import Case, rate_claim, rate_rows, ratio_claim, ratio_rows
@@ -52,7 +53,7 @@ def test_a_noisy_run_was_underpowered_and_says_how_many_rounds_would_decide():
     assert f"{power.needs} rounds would reach 80% both ways" in power.sentence()
     # At the effect it measured (far from the threshold) more rounds decide it too.
     assert power.settles is not None
-    assert f"this run measured, {power.settles} rounds would decide it" in power.short()
+    assert f"does not hold, and {power.settles} rounds would decide it" in power.short()
     said = powers_sentence([power])
     assert "0 of 1 claims had at least 80%" in said
     assert f"1 would reach it with more rounds (at most {power.needs})" in said
@@ -77,7 +78,8 @@ def test_a_figure_inside_the_margin_needs_no_number_of_rounds():
     power = design_power(verdict)
     assert power.open and power.needs is None
     assert "no design up to 30 rounds reaches 80% both ways" in power.sentence()
-    assert power.settles is None and "measured, no number up to 30 decides it" in power.short()
+    assert power.settles is None
+    assert "does not hold, and no number of rounds up to 30 decides it" in power.short()
     assert power.asks is None
     assert "0 would reach it with more rounds, 1 with none up to 30" in powers_sentence([power])
 
@@ -99,5 +101,37 @@ def test_the_index_shows_the_power_column_and_its_sentence():
     page = index_html(Replication("run-a", [judged(1.5, 0.01), noisy]), {})
     assert "<th>power of this design</th>" in page
     assert "1 of 2 claims had at least 80%" in page
-    assert "refutes at 3 rounds" in page
+    assert "3 rounds; at the seed&#x27;s 1.5x: " in page
     assert "Underpowered: with 3 rounds" in page and "Well powered: with 3 rounds" in page
+
+
+def test_the_power_cell_names_the_figure_each_share_is_priced_at():
+    # hello-sync-w1-beats-grpclib-asyncio-seed-method: 1.43x measured against the seed's
+    # 2.13x read "100% holds / 100% refutes" beside "inconclusive".
+    verdict = judged(truth=1.12, sigma=0.08, rounds=5, seed=4)
+    verdict = replace(verdict, claim=replace(verdict.claim, published=2.13))
+    power = design_power(verdict)
+    assert power.power is not None and power.at_measured is not None
+    holds, fails = power.at_measured
+    assert power.power.holds > 0.9 and holds < power.power.holds - 0.3
+    cell = power.short()
+    assert cell.startswith(f"5 rounds; at the seed's 2.13x: {power.power.holds:.0%} holds; ")
+    assert f"at the null {power.null:.3g}x: {power.power.refutes:.0%} does not hold" in cell
+    assert f"at the {power.effect:.3g}x this run measured: {holds:.0%} holds, " in cell
+    assert f"{holds:.0%} holds, {fails:.0%} does not hold" in power.sentence()
+    # Turned around: measured at the seed's figure, both chances of 'holds' agree.
+    level = design_power(judged(truth=1.5, sigma=0.01))
+    assert level.at_measured is not None and level.power is not None
+    assert abs(level.at_measured[0] - level.power.holds) < 0.05
+
+
+def test_a_band_narrower_than_the_noise_says_no_run_this_noisy_holds():
+    verdict = judged(truth=1.0, sigma=0.02, rounds=5, seed=6)
+    claim = replace(verdict.claim, bound=Bound(BAND, tolerance=0.1), published=1.0)
+    noisy = design_power(replace(verdict, claim=claim, judging=Judging(0.93, "test")))
+    assert "no run this noisy reads 'holds' (the run's 93% noise for rps exceeds the claim's " in (
+        noisy.short()
+    )
+    assert noisy.power is not None and noisy.power.holds == 0
+    quiet = design_power(replace(verdict, claim=claim, judging=Judging(0.10, "test")))
+    assert "no run this noisy" not in quiet.short()

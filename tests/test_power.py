@@ -8,8 +8,8 @@ import random
 
 import pandas as pd
 
-from perflab.analysis.claims import BAND, DIRECTION, Bound
-from perflab.analysis.power import claim_power, rounds_for
+from perflab.analysis.claims import BAND, DIRECTION, NOT_WORSE, Bound
+from perflab.analysis.power import claim_power, null_effect, rounds_for
 from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
 from perflab.analysis.verdicts import HOLDS, Judging, judge
 
@@ -47,3 +47,28 @@ def test_simulated_runs_at_the_seeds_figure_hold_as_often_as_the_power_says():
         held += judge(claim, frame, judging=judging).verdict == HOLDS
     error = 3 * math.sqrt(stated.holds * (1 - stated.holds) / trials) + 3 * stated.error
     assert held / trials >= stated.holds - error
+
+
+def test_the_null_of_a_figure_near_its_limit_is_one_the_rule_can_refute():
+    # hello-grpclib-uvloop-at-least-asyncio: "at least as fast", the seed's 1.11 under an
+    # 18% margin. Mirrored across 1 the null was 0.90, above the edge 1 / 1.18 a "does not
+    # hold" must fall short of: 0% refutes by construction.
+    at_least = Bound(NOT_WORSE, "greater", 1.0)
+    (edge,) = at_least.edges(0.18)
+    null = null_effect(at_least, 1.11, 0.18)
+    assert null == edge / 1.18
+    assert claim_power(at_least, 1.11, sigma=0.05, rounds=5, margin=0.18).refutes > 0.9
+    # A direction's figure inside the noise zone: its mirror, 0.95, was inside it too.
+    assert math.isclose(null_effect(FASTER, 1.05, 0.10), 1 / 1.1**2)
+    assert claim_power(FASTER, 1.05, sigma=0.03, rounds=5, margin=0.10).refutes > 0.9
+    # A figure far past its limit keeps its mirror, already past the edge.
+    assert null_effect(FASTER, 2.0, 0.10) == 0.5
+    assert null_effect(Bound(DIRECTION, "less", 1.0), 0.5, 0.10) == 2.0
+
+
+def test_a_band_narrower_than_the_noise_has_no_power_to_hold():
+    band = Bound(BAND, tolerance=0.1)
+    assert claim_power(band, 1.0, sigma=0.03, rounds=5, margin=0.1).holds > 0.8
+    assert claim_power(band, 1.0, sigma=0.03, rounds=5, margin=0.93).holds == 0
+    assert rounds_for(band, 1.0, sigma=0.03, margin=0.93) is None
+    assert rounds_for(band, 1.0, sigma=0.03, margin=0.10) is not None

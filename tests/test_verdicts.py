@@ -386,22 +386,87 @@ def test_the_effect_is_the_hodges_lehmann_factor_inside_its_interval():
     assert verdict.effect == pytest.approx(hodges_lehmann_ratio([200, 210, 260], [100, 105, 110]))
 
 
-def test_a_band_is_widened_by_the_noise_never_narrowed():
+def test_a_band_is_widened_by_the_noise_only_to_refute():
     # Issue 26 item 1: a 10% band with a 10% margin could never hold. Now the whole interval
-    # inside the band holds, and the margin only widens a band narrower than the noise.
+    # inside the band holds where the margin is no wider than the band.
     central = cells(three_repeats([100, 101, 102], [99, 100, 101]))
     narrow = judge(claim(direction="within", threshold=0.1), central)
     assert narrow.verdict == HOLDS
     assert "widened" not in narrow.reason
+    # A 5% band under the 10% margin: the same data cannot confirm it.
     tight = judge(claim(direction=None, threshold=None, bound={"within": 0.05}), central)
-    assert tight.verdict == HOLDS
-    assert "its tolerance, 5%, widened to the run's 10% noise margin" in tight.reason
+    assert tight.verdict == INCONCLUSIVE
+    assert tight.reason == (
+        "undecidable by this design (the run's 10% noise for rps exceeds the claim's 5% band: "
+        "this run cannot confirm equivalence)"
+    )
     near_edge = cells(three_repeats([125, 126, 127], [99, 100, 101]))
     inside_band = judge(claim(direction="within", threshold=0.3), near_edge)
     assert inside_band.interval.high < 1.3
     assert inside_band.verdict == HOLDS
     # Turned around: the same data against a 20% band lie wholly outside it.
     assert judge(claim(direction="within", threshold=0.2), near_edge).verdict == FAILS
+    # Outside the 5% band widened to the 10% noise: a difference beyond the noise refutes.
+    widened = judge(claim(direction=None, threshold=None, bound={"within": 0.05}), near_edge)
+    assert widened.verdict == FAILS
+    assert "its tolerance, 5%, widened to the run's 10% noise margin" in widened.reason
+
+
+def test_noise_wider_than_the_band_cannot_confirm_equivalence():
+    # throughput-mtls-about-tls-*: a 10% band under a 93% margin read "holds" for 1.18x,
+    # inside the band widened to [0.519, 1.93].
+    mtls = claim(direction="within", threshold=0.1, metric="rps")
+    ratio_118 = cells(three_repeats([117, 118, 119], [99, 100, 101]))
+    noisy = Judging(margin=0.93, source="test")
+    verdict = judge(mtls, ratio_118, judging=noisy)
+    assert verdict.verdict == INCONCLUSIVE
+    assert verdict.reason.startswith("undecidable by this design (the run's 93% noise for rps")
+    assert "exceeds the claim's 10% band: this run cannot confirm equivalence" in verdict.reason
+    # No difference at all cannot confirm it either under that noise...
+    level = cells(three_repeats([100, 101, 102], [99, 100, 101]))
+    assert judge(mtls, level, judging=noisy).verdict == INCONCLUSIVE
+    # ...and does under a margin no wider than the band.
+    assert judge(mtls, level, judging=Judging(margin=0.10, source="test")).verdict == HOLDS
+    # A difference beyond the noise still refutes: 2.5x lies past 1.93.
+    far = cells(three_repeats([249, 250, 251], [99, 100, 101]))
+    assert judge(mtls, far, judging=noisy).verdict == FAILS
+    # "About N" takes its stated tolerance the same way.
+    about = claim(
+        direction=None, threshold=None, bound={"about": 1.18, "tolerance": 0.1}, published=1.2
+    )
+    assert judge(about, ratio_118, judging=Judging(margin=0.10, source="test")).verdict == HOLDS
+    assert judge(about, ratio_118, judging=Judging(margin=0.25, source="test")).verdict == (
+        INCONCLUSIVE
+    )
+
+
+def test_not_worse_holds_past_its_stated_edge_never_the_noises():
+    at_least = claim(direction=None, threshold=None, bound={"at_least": 1, "tolerance": 0.1})
+    level = cells(three_repeats([100, 101, 102], [99, 100, 101]))
+    quiet = Judging(margin=0.10, source="test")
+    assert judge(at_least, level, judging=quiet).verdict == HOLDS
+    # A numerator 0.6 as fast: inside the edge 1 / 1.93 a 93% margin would set, not 1 / 1.1.
+    slow = cells(three_repeats([59, 60, 61], [99, 100, 101]))
+    noisy = Judging(margin=0.93, source="test")
+    verdict = judge(at_least, slow, judging=noisy)
+    assert verdict.verdict == INCONCLUSIVE
+    assert verdict.reason == (
+        "undecidable by this design (the run's 93% noise for rps exceeds the shortfall the "
+        "claim allows (10%): this run confirms 'not slower' only by an interval wholly at or "
+        "past 1.75)"
+    )
+    # Under the quiet margin the same data lie short of 1 / 1.1: they refute it.
+    assert judge(at_least, slow, judging=quiet).verdict == FAILS
+    # A lead clear of the stated edge by the noise confirms it even under that noise.
+    ahead = cells(three_repeats([199, 200, 201], [99, 100, 101]))
+    clear = judge(at_least, ahead, judging=noisy)
+    assert clear.verdict == HOLDS
+    assert "the claim's edge 0.909 cleared by the run's 93% noise" in clear.reason
+    # "At least as fast" with no tolerance: level data sit inside the noise, a 20% lead not.
+    as_fast = claim(direction=None, threshold=None, bound={"at_least": 1})
+    assert judge(as_fast, level, judging=quiet).verdict == INCONCLUSIVE
+    lead = cells(three_repeats([119, 120, 121], [99, 100, 101]))
+    assert judge(as_fast, lead, judging=quiet).verdict == HOLDS
 
 
 def four_configurations(last: list[float], repeats: int = 3) -> list[tuple]:

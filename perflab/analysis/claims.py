@@ -89,7 +89,8 @@ class Bound:
       inside [centre / (1 + t), centre x (1 + t)] (centre 1 for `within`).
 
     The run's noise margin (perflab.analysis.decisions) may widen a tolerance narrower than
-    it, never narrow one."""
+    it, never narrow one, and only for "does not hold": a "holds" needs the tolerance as
+    stated."""
 
     test: str
     side: str = ""

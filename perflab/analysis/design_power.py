@@ -4,23 +4,37 @@ For a ratio claim judged paired over rounds, perflab.analysis.power gives the ch
 run of this many rounds, with the per-round spread this run measured for the deciding
 configuration and its metric's margin, returns "holds" at the seed's figure and "does not
 hold" at the null; for a claim left open, how many rounds would reach TARGET_POWER for both.
-The spread is estimated from the run's own few rounds, so the power is a point estimate;
-each sentence names the rounds, the Monte Carlo error and the interval the verdicts use.
+Power at the seed's figure answers "could this design have confirmed the seed?", not "what
+will more rounds of this run give?": a claim whose measured effect is far below the seed's
+can read 100% beside "inconclusive". So each cell names the figure each share is priced at
+(the seed's, the null's) and, beside them, the chances of both verdicts at the effect this
+run measured. The spread is estimated from the run's own few rounds, so the power is a point
+estimate; each sentence names the rounds, the Monte Carlo error and the interval the
+verdicts use.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
-from perflab.analysis.decisions import DECIDING_COVERAGE, percent
+from perflab.analysis.claims import DIRECTION, Bound
+from perflab.analysis.decisions import (
+    DECIDING_COVERAGE,
+    confirmable,
+    noise_exceeds,
+    percent,
+)
 from perflab.analysis.power import (
     MOST_ROUNDS,
     SEARCH_TRIALS,
     TARGET_POWER,
     Power,
     claim_power,
+    null_effect,
     rounds_for,
     rounds_to_decide,
+    verdict_shares,
 )
 from perflab.analysis.verdicts import AT_THRESHOLD, INCONCLUSIVE, Verdict, margin_for
 
@@ -48,6 +62,13 @@ class DesignPower:
     effect: float | None = None
     settles: int | None = None
     reason: str = ""
+    # The seed's figure and the null the two shares of `power` are priced at.
+    published: float | None = None
+    null: float | None = None
+    # (P(holds), P(does not hold)) at the run's rounds were the effect it measured the truth.
+    at_measured: tuple[float, float] | None = None
+    # What the margin does to "holds" where it is wider than the claim's tolerance ('').
+    noise_note: str = ""
 
     @property
     def decisive(self) -> bool:
@@ -62,27 +83,54 @@ class DesignPower:
             return None
         return max(self.needs, self.settles)
 
+    def priced(self) -> str:
+        """'at the seed's 2.13x: 100% holds; at the null 0.47x: 98% does not hold': each
+        share beside the figure it is computed at."""
+        assert self.power is not None
+        p = self.power
+        return (
+            f"at the seed's {self.published:.3g}x: {p.holds:.0%} holds; at the null "
+            f"{self.null:.3g}x: {p.refutes:.0%} does not hold"
+        )
+
+    def measured_words(self) -> str:
+        """'at the 1.43x this run measured: 49% holds, 0% does not hold' and, for an open
+        claim, ', and 19 rounds would decide it' ('' where the effect is not known)."""
+        if self.at_measured is None or self.effect is None:
+            return ""
+        holds, fails = self.at_measured
+        text = (
+            f"at the {self.effect:.3g}x this run measured: {holds:.0%} holds, "
+            f"{fails:.0%} does not hold"
+        )
+        if not self.open:
+            return text
+        if self.settles is None:
+            return f"{text}, and no number of rounds up to {MOST_ROUNDS} decides it"
+        return f"{text}, and {self.settles} rounds would decide it"
+
+    def seed_rounds(self) -> str:
+        """What an open claim needs at the seed's figure."""
+        if self.needs is None:
+            return (
+                f"no design up to {MOST_ROUNDS} rounds reaches {TARGET_POWER:.0%} both ways at "
+                "the seed's figure"
+            )
+        return f"{self.needs} rounds would reach {TARGET_POWER:.0%} both ways at the seed's figure"
+
     def short(self) -> str:
-        """The index cell: both chances, and the rounds an open claim needs."""
+        """The index cell: the rounds, each share beside the figure it is priced at, both
+        chances at the effect measured, and the rounds an open claim needs."""
         if self.power is None:
             return f"not computed: {self.reason}"
-        p = self.power
-        text = f"{p.holds:.0%} holds / {p.refutes:.0%} refutes at {p.rounds} rounds"
+        parts = [f"{self.power.rounds} rounds", self.priced()]
+        if self.noise_note:
+            parts.append(self.noise_note)
+        if self.measured_words():
+            parts.append(self.measured_words())
         if self.open:
-            text += "; " + self.rounds_words()
-        return text
-
-    def rounds_words(self) -> str:
-        if self.needs is None:
-            seed = f"no design up to {MOST_ROUNDS} rounds reaches {TARGET_POWER:.0%} both ways"
-        else:
-            seed = f"{self.needs} rounds would reach {TARGET_POWER:.0%} both ways"
-        here = (
-            f"no number up to {MOST_ROUNDS} decides it"
-            if self.settles is None
-            else f"{self.settles} rounds would decide it"
-        )
-        return f"{seed}; at the {self.effect:.3g}x this run measured, {here}"
+            parts.append(self.seed_rounds())
+        return "; ".join(parts)
 
     def sentence(self) -> str:
         """The power in one sentence, generated from the numbers."""
@@ -93,17 +141,31 @@ class DesignPower:
         text = (
             f"{lead}: with {p.rounds} rounds at the per-round spread this run measured "
             f"(log SD {self.sigma:.3f}, from those {p.rounds} rounds) and a "
-            f"{self.margin:.0%} margin, the design had a {p.holds:.0%} chance of 'holds' at "
-            f"the seed's figure and {p.refutes:.0%} of 'does not hold' at the null "
-            f"(Monte Carlo, {INDEX_TRIALS} trials each, +/- {p.error:.1%}; verdicts from the "
-            f"paired t interval at {percent(DECIDING_COVERAGE)}, exact for normal log ratios)"
+            f"{self.margin:.0%} margin, the design had a {p.holds:.0%} chance of 'holds' were "
+            f"the truth the seed's {self.published:.3g}x and {p.refutes:.0%} of 'does not "
+            f"hold' were it the null {self.null:.3g}x (Monte Carlo, {INDEX_TRIALS} trials each, "
+            f"+/- {p.error:.1%}; verdicts from the paired t interval at "
+            f"{percent(DECIDING_COVERAGE)}, exact for normal log ratios)"
         )
+        if self.noise_note:
+            text += f"; {self.noise_note}"
+        if self.measured_words():
+            text += f"; {self.measured_words()}, by the same simulation"
         if self.open:
             text += (
-                f"; at the seed's figure {self.rounds_words()} with {TARGET_POWER:.0%} chance "
+                f"; {self.seed_rounds()} with {TARGET_POWER:.0%} chance "
                 f"(searched with {SEARCH_TRIALS} trials a step, good to a round or so)"
             )
         return text + "."
+
+
+def noise_note(bound: Bound, margin: float, metric: str) -> str:
+    """Where the margin is wider than a band's or not_worse's tolerance: that no run this
+    noisy reads 'holds' (a band), or what a 'holds' then needs (not_worse); else ''."""
+    if bound.test == DIRECTION or margin <= bound.tolerance:
+        return ""
+    said = noise_exceeds(bound, margin, metric)
+    return said if confirmable(bound, margin) else f"no run this noisy reads 'holds' ({said})"
 
 
 def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
@@ -119,13 +181,22 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
         return DesignPower(claim.id, None, reason="its groups were not paired within rounds")
     margin = margin_for(claim, verdict.judging)
     rounds = pair.n_numerator
-    power = claim_power(claim.bound, claim.published, pair.spread, rounds, margin, trials)
-    still_open = verdict.verdict in OPEN
-    if not still_open:
-        return DesignPower(claim.id, power, pair.spread, margin)
-    needs = rounds_for(claim.bound, claim.published, pair.spread, margin)
-    settles = rounds_to_decide(claim.bound, pair.effect, pair.spread, margin)
-    return DesignPower(claim.id, power, pair.spread, margin, True, needs, pair.effect, settles)
+    bound, published = claim.bound, claim.published
+    power = claim_power(bound, published, pair.spread, rounds, margin, trials)
+    said = {
+        "published": published,
+        "null": null_effect(bound, published, margin),
+        "effect": pair.effect,
+        "at_measured": verdict_shares(
+            bound, pair.effect, pair.spread, rounds, margin, trials, random.Random(26)
+        ),
+        "noise_note": noise_note(bound, margin, claim.metric),
+    }
+    if verdict.verdict not in OPEN:
+        return DesignPower(claim.id, power, pair.spread, margin, **said)
+    needs = rounds_for(bound, published, pair.spread, margin)
+    settles = rounds_to_decide(bound, pair.effect, pair.spread, margin)
+    return DesignPower(claim.id, power, pair.spread, margin, True, needs, settles=settles, **said)
 
 
 def powers_sentence(powers: list[DesignPower]) -> str:

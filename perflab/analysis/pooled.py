@@ -135,6 +135,7 @@ def pooled_pair(
             claim.bound,
             margin=margin_for(claim, judging),
             coverage=judging.coverage,
+            metric=claim.metric,
         )
     alone = verdict == "does not hold" and refutes_alone(claim, values, judging, configurations)
     pair = PairResult(

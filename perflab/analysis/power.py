@@ -1,12 +1,15 @@
 """A claim's power under a design, said before measuring: the chance the design returns
 "holds" when the true effect is the seed's published figure, and "does not hold" at the
-null (`null_effect`: an effect as far on the wrong side as the seed's is on the right).
+null (`null_effect`: an effect as far on the wrong side as the seed's is on the right, and
+always one the rule can refute).
 
 Computed by Monte Carlo through the real rule: per trial, `rounds` per-round log ratios
 drawn with the spread of the claim's metric (the reference run's, per round), the paired t
 interval the engine uses (perflab.analysis.intervals) and perflab.analysis.decisions.decide
 with the margin. The index (which claims27 renders) and the adaptive planner call
-`claim_power`; `rounds_for` says how many rounds reach a target.
+`claim_power`; `rounds_for` says how many rounds reach a target; `verdict_shares` gives both
+chances at any true effect (the index shows them at the effect a run measured, beside the
+power at the seed's figure).
 """
 
 from __future__ import annotations
@@ -17,7 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.analysis.claims import BAND, DIRECTION, Bound
-from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS, decide
+from perflab.analysis.decisions import (
+    DECIDING_COVERAGE,
+    FAILS,
+    HOLDS,
+    confirmable,
+    decide,
+    holding_edge,
+)
 from perflab.analysis.intervals import TARGET_COVERAGE, paired_log_t_interval
 
 TRIALS = 2000
@@ -45,18 +55,53 @@ class Power:
 
 
 def null_effect(bound: Bound, published: float, margin: float) -> float:
-    """An effect at which the claim is false by as much as the seed says it is true: for a
-    direction (or not_worse) the seed's figure mirrored across the limit; for "about N" no
-    difference (1) where that lies outside the band, else the point a margin past its far
-    edge; for "within" a margin past the band's upper edge."""
+    """An effect at which the claim is false by as much as the seed says it is true, and
+    which the rule can refute: for a direction (or not_worse) the seed's figure mirrored
+    across the limit, moved out, where that leaves it short of it, to one noise margin past
+    the edge a "does not hold" must clear (a direction's T / w; a not_worse's T / (1 +
+    max(t, margin))). A seed figure near its limit would otherwise mirror to a null inside
+    the edge, where no run can refute the claim and the power to refute reads 0% by
+    construction (hello-grpclib-uvloop-at-least-asyncio: 1.11 mirrors to 0.90, above its
+    edge 1 / 1.18 = 0.85). For "about N": no difference (1) where that lies outside the
+    band, else the point a margin past its far edge; for "within" a margin past the band's
+    upper edge."""
+    step = 1 + max(margin, 0.01)
     if bound.test != BAND:
-        return bound.limit**2 / published
+        greater = bound.side == "greater"
+        if bound.test == DIRECTION:
+            edge = bound.limit / (1 + margin) if greater else bound.limit * (1 + margin)
+        else:
+            (edge,) = bound.edges(margin)
+        mirrored = bound.limit**2 / published
+        return min(mirrored, edge / step) if greater else max(mirrored, edge * step)
     low, high = bound.edges(margin)
     if bound.about and not low <= 1.0 <= high:
         return 1.0
-    return (high if published <= bound.limit else low) * (1 + max(margin, 0.01)) ** (
+    return (high if published <= bound.limit else low) * step ** (
         1 if published <= bound.limit else -1
     )
+
+
+def verdict_shares(
+    bound: Bound,
+    effect: float,
+    sigma: float,
+    rounds: int,
+    margin: float,
+    trials: int,
+    rng: random.Random,
+) -> tuple[float, float]:
+    """The shares of simulated runs that read "holds" and "does not hold", at a true
+    `effect`, with the per-round log ratios' spread `sigma`."""
+    counts = {HOLDS: 0, FAILS: 0}
+    target = max(TARGET_COVERAGE, DECIDING_COVERAGE)
+    for _ in range(trials):
+        pairs = [(effect * math.exp(rng.gauss(0, sigma)), 1.0) for _ in range(rounds)]
+        interval = paired_log_t_interval(pairs, target)
+        verdict = decide(interval, bound, margin, DECIDING_COVERAGE)[0]
+        if verdict in counts:
+            counts[verdict] += 1
+    return counts[HOLDS] / trials, counts[FAILS] / trials
 
 
 def decided_share(
@@ -69,15 +114,9 @@ def decided_share(
     trials: int,
     rng: random.Random,
 ) -> float:
-    """The share of simulated runs whose verdict is `want`, at a true `effect`, with the
-    per-round log ratios' spread `sigma`."""
-    hits = 0
-    target = max(TARGET_COVERAGE, DECIDING_COVERAGE)
-    for _ in range(trials):
-        pairs = [(effect * math.exp(rng.gauss(0, sigma)), 1.0) for _ in range(rounds)]
-        interval = paired_log_t_interval(pairs, target)
-        hits += decide(interval, bound, margin, DECIDING_COVERAGE)[0] == want
-    return hits / trials
+    """The share of simulated runs whose verdict is `want` ("holds" or "does not hold")."""
+    holds, fails = verdict_shares(bound, effect, sigma, rounds, margin, trials, rng)
+    return holds if want == HOLDS else fails
 
 
 def claim_power(
@@ -102,12 +141,15 @@ def claim_power(
 
 
 def beyond_noise(bound: Bound, published: float, margin: float) -> bool:
-    """Whether the seed's figure lies past the margin zone a direction must clear (else its
-    'holds' is no likelier than chance at any number of rounds)."""
-    widen = 1 + margin
-    if bound.side == "greater":
-        return published > bound.edges(margin)[0] * (widen if bound.test == DIRECTION else 1)
-    return published < bound.edges(margin)[0] / (widen if bound.test == DIRECTION else 1)
+    """Whether the seed's figure lies past where a 'holds' must lie (a direction's limit
+    cleared by the margin; a not_worse's decisions.holding_edge), else its 'holds' is no
+    likelier than chance at any number of rounds."""
+    if bound.test == DIRECTION:
+        widen = 1 + margin
+        edge = bound.limit * widen if bound.side == "greater" else bound.limit / widen
+    else:
+        edge = holding_edge(bound, margin)
+    return published > edge if bound.side == "greater" else published < edge
 
 
 # The power a design must reach for both verdicts to count as able to decide a claim.
@@ -127,10 +169,13 @@ def rounds_for(
 ) -> int | None:
     """The fewest rounds (up to MOST_ROUNDS) whose power reaches `target` for both
     verdicts; None where none does, and where no number of rounds can: the design cannot
-    decide the claim (its figure sits inside the noise margin). Searched by bisection, as
-    power grows with the rounds (the t interval narrows with both n and its quantile); each
-    step is a Monte Carlo estimate of `trials` trials, so the answer is good to a round or
-    so where power climbs slowly."""
+    decide the claim (its figure sits inside the noise margin, or the margin is wider than
+    the tolerance of a band or not_worse, which no run can then confirm). Searched by
+    bisection, as power grows with the rounds (the t interval narrows with both n and its
+    quantile); each step is a Monte Carlo estimate of `trials` trials, so the answer is good
+    to a round or so where power climbs slowly."""
+    if not confirmable(bound, margin):
+        return None
     if bound.test != BAND and not beyond_noise(bound, published, margin):
         return None
 
@@ -167,11 +212,7 @@ def rounds_to_decide(
     however many rounds run)."""
 
     def reaches(rounds: int) -> bool:
-        rng = random.Random(26)
-        decided = sum(
-            decided_share(bound, effect, sigma, rounds, margin, want, trials, rng)
-            for want in (HOLDS, FAILS)
-        )
-        return decided >= target
+        shares = verdict_shares(bound, effect, sigma, rounds, margin, trials, random.Random(26))
+        return sum(shares) >= target
 
     return fewest_rounds(reaches)

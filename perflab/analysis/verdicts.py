@@ -16,8 +16,10 @@ what its method gives for the repeats at hand (perflab.analysis.intervals):
 A configuration is decided by perflab.analysis.decisions from its interval and the claim's
 bound (stated before the data, claims.yml `bound`), with `Judging.margin` (the run-to-run
 drift within-run intervals cannot see; never below MIN_MARGIN) widening what a decision
-must clear, never narrowing an equivalence band. A configuration whose seed figure sits
-inside that noise is expected to be at its threshold, and is named so.
+must clear, never narrowing an equivalence band; where it exceeds a band's or not_worse's
+stated tolerance, what would hold reads "undecidable by this design" (inconclusive). A
+configuration whose seed figure sits inside that noise is expected to be at its threshold,
+and is named so.
 
 A claim holds when every configuration holds (each must, so no correction for their number
 is needed). It does not hold when one configuration refutes it alone with the coverage a
@@ -44,6 +46,7 @@ from perflab.analysis.decisions import (
     HOLDS,
     INCONCLUSIVE,
     NOT_MEASURED,
+    UNDECIDABLE,
     at_threshold_expected,
     decide,
     percent,
@@ -325,7 +328,9 @@ def refutation_alone(
         return True, ""
     need = needed_alone(judging, configurations)
     interval = interval_at(max(need, TARGET_COVERAGE))
-    verdict, _ = decide(interval, claim.bound, margin_for(claim, judging), need)
+    verdict, _ = decide(
+        interval, claim.bound, margin_for(claim, judging), need, metric=claim.metric
+    )
     among = f"one of {configurations} configurations needs a {percent(need)} interval alone"
     if interval is None or interval.coverage < need - 1e-9:
         return False, f"{among} (Bonferroni), {reach}"
@@ -520,11 +525,12 @@ def ratio_pair(
         judging.margin,
         judging.coverage,
         (lower_bounds(num), lower_bounds(den)),
+        claim.metric,
     )
     if interval is None or interval.coverage < judging.coverage - 1e-9:
         # Not the data's doing: these repeats cannot give the coverage at any values.
         reason = (
-            f"undecidable by this design (needs {MIN_PAIRED_ROUNDS} rounds with one cell of "
+            f"{UNDECIDABLE} (needs {MIN_PAIRED_ROUNDS} rounds with one cell of "
             f"each group in every round, or more repeats: {method.reach()})"
         )
     alone, why = False, ""

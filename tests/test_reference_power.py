@@ -1,0 +1,66 @@
+"""Every claim states its bounds and shows its power on the reference run's index (issue 26,
+"Done when"): built from the committed reference run and data/reference/claims.yml, without
+tests/test_claims_file.py's heavy reference tables."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import yaml
+
+from perflab.analysis.claims import BOUND_FORMS
+from perflab.analysis.findings import stated_test
+from perflab.analysis.replication import REFERENCE_RUNS_FILE, index_html, replicate
+from perflab.analysis.run import read as read_folder
+from perflab.cli import claim_frame_hooks
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE = REPO / "data" / "reference"
+# Why a claim may show no power: each is a design_power reason, said in its cell.
+NO_POWER = {
+    "a error rate claim",
+    "the seed publishes no figure to test",
+    "not measured",
+    "its groups were not paired within rounds",
+}
+COMPUTED = re.compile(
+    r"^\d+ rounds; at the seed's [\d.]+x: \d+% holds; at the null [\d.]+x: \d+% does not hold"
+)
+ROW = re.compile(r"<tr><td>.*?</tr>", re.S)
+POWER_CELL = re.compile(r'<span title="[^"]*">([^<]*)</span>')
+
+
+def test_every_claim_in_the_file_states_its_bound():
+    raw = yaml.safe_load((REFERENCE / "claims.yml").read_text())
+    entries = raw["claims"] if isinstance(raw, dict) else raw
+    unstated = [
+        entry["id"]
+        for entry in entries
+        if not isinstance(entry.get("bound"), dict) or not set(entry["bound"]) & set(BOUND_FORMS)
+    ]
+    assert unstated == []
+
+
+def test_every_claim_on_the_reference_index_shows_its_bound_and_its_power():
+    run_id = yaml.safe_load((REFERENCE / REFERENCE_RUNS_FILE).read_text())["localhost"]
+    replication = replicate(read_folder(REPO / "data" / run_id, claim_frame_hooks()), REFERENCE)
+    page = index_html(replication, {})
+    # The claims' table is the page's last (the noise table before it has the same class).
+    rows = ROW.findall(page[page.rindex('<table class="verdicts">') :])
+    listed = replication.listed()
+    assert len(rows) == len(listed)
+    computed, unexplained = 0, []
+    for verdict, row in zip(listed, rows, strict=True):
+        assert f"<b>{html.escape(verdict.claim.id)}</b>" in row
+        assert html.escape(stated_test(verdict.claim)) in row, verdict.claim.id
+        (cell,) = POWER_CELL.findall(row)
+        cell = html.unescape(cell)
+        if COMPUTED.match(cell):
+            computed += 1
+        elif cell.removeprefix("not computed: ") not in NO_POWER:
+            unexplained.append(f"{verdict.claim.id}: {cell}")
+    assert unexplained == []
+    # Turned around: a page whose cells all said "not computed" would pass the loop above.
+    assert computed > len(listed) // 2
