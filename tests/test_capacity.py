@@ -19,7 +19,14 @@ from perflab.host.ghz import SCHEDULE_TOLERANCE, ghz_argv, open_loop_rate, sched
 from perflab.host.impls import command_argv, discover
 from perflab.studies import get_study
 from perflab.studies.capacity import analysis as capacity
-from perflab.studies.capacity.matrix import GENERATOR, PREFIX, read, search_seconds
+from perflab.studies.capacity.matrix import (
+    GENERATOR,
+    PREFIX,
+    knee_seconds,
+    read,
+    search_rates,
+    search_seconds,
+)
 from tests.conftest import REPO, study_vars
 
 FIXTURE = REPO / "tests" / "data" / "runs" / "capacity_fixture"
@@ -40,8 +47,12 @@ def test_every_profile_runs_one_search_per_server_and_round_with_the_generator(p
     run = [c for c in cells(profile) if "aa" not in c.params]
     matrix, _ = study_vars("capacity")
     assert run and all(c.scenario == "search" and c.load.client_impl == GENERATOR for c in run)
-    searches = {c.repeat for c in run}
-    assert len(run) == len(searches) * len(matrix["implementations"])
+    m = read({**matrix, **study_vars("capacity")[1].get(profile, {})}, KNOWN)
+    rounds = {c.repeat for c in run}
+    assert rounds == set(range(1, m.searches + 1))
+    for name in m.run_implementations:
+        mine = sorted(c.repeat for c in run if c.implementation == name)
+        assert mine == ([1] if name in m.searched_once else sorted(rounds)), name
     for c in run:
         # Every option is one the generator takes (impl.toml), and the params record them.
         argv = command_argv(
@@ -68,10 +79,48 @@ def test_every_profile_steps_long_enough_for_their_p99_and_repeats_each_rate_thr
 
 
 def test_the_quick_profile_measures_capacity_within_eight_minutes():
-    # Each server's start and stop, a few seconds, on top of its search.
+    # Each Python server's knee anywhere above 2 up to 16 times the first rate, where 9 rates
+    # bracket it within 10%; cpp's and go's search ends (the generator's limit) anywhere
+    # above that up to the search's highest. Each server's start and stop, about a second,
+    # on top of its search.
     matrix, profiles = study_vars("capacity")
     m = read({**matrix, **profiles.get("quick", {})}, KNOWN)
-    assert len(m.run_implementations) * (search_seconds(m) + 5) <= 8 * 60
+
+    def worst(low: float, high: float) -> float:
+        knees = [low * 1.01**i for i in range(1, int(math.log(high / low, 1.01)) + 1)]
+        return max(knee_seconds(m, k) for k in knees) + 1
+
+    python = [n for n in m.run_implementations if n not in m.searched_once]
+    assert m.searches >= 3 and python
+    total = len(python) * m.searches * worst(2 * m.search_start_rps, 16 * m.search_start_rps)
+    total += len(m.searched_once) * worst(2 * m.search_start_rps, 2 * m.search_max_rps)
+    assert total <= 8 * 60
+
+
+@pytest.mark.parametrize("knee", [1001, 1700, 2100, 3800, 5000, 7999, 10**9])
+def test_a_replayed_search_brackets_its_knee_within_the_width(knee):
+    matrix, profiles = study_vars("capacity")
+    m = read({**matrix, **profiles.get("quick", {})}, KNOWN)
+    rates = search_rates(m, knee)
+    assert rates[0] == m.search_start_rps and len(rates) <= m.max_rates
+    held, failed = [r for r in rates if r < knee], [r for r in rates if r >= knee]
+    if knee > m.search_max_rps:
+        # Every rate held: the search stops at its highest.
+        assert not failed and max(held) * m.search_factor > m.search_max_rps
+    else:
+        # The other way: a knee inside the range ends with a bracket within the width.
+        assert max(held) < knee <= min(failed) <= (1 + m.bracket) * max(held)
+
+
+def test_a_search_seconds_replay_counts_each_rate_tried():
+    matrix, _ = study_vars("capacity")
+    small = {"warmup_s": 1, "repeats": 3, "settle_s": 0.5, "rest_s": 0.5, "step_s": 1}
+    m = read({**matrix, **small, "min_calls": 1000, "search_start_rps": 500}, KNOWN)
+    # 500 held, 1000 failed, then 750, 625, ... bisected: each 3 x (0.5 + 1000 / r + 0.5).
+    rates = search_rates(m, 700)
+    assert rates[:3] == [500, 1000, 750]
+    expected = 1 + sum(3 * (1 + max(1, 1000 / r)) for r in rates)
+    assert knee_seconds(m, 700) == pytest.approx(expected)
 
 
 def test_search_seconds_counts_every_step_of_every_rate():
@@ -93,6 +142,7 @@ def test_search_seconds_counts_every_step_of_every_rate():
         ("search_start_rps", 10**6),
         ("min_calls", 0),
         ("run_implementations", ["nope"]),
+        ("searched_once", ["nope"]),
     ],
 )
 def test_a_bad_value_is_refused_naming_its_key(key, value):
@@ -248,6 +298,40 @@ def test_several_searches_give_the_union_of_their_brackets():
     ]
     (b,) = capacity.brackets(found)
     assert (b.low, b.high, b.searches) == (2000, 2300, 2)
+
+
+def test_a_knee_is_placed_only_by_enough_searches_each_within_the_width_both_ways():
+    three = [search("py", (2000, 2150, "server"), [], n=i) for i in (1, 2, 3)]
+    (b,) = capacity.brackets(three)
+    assert b.placed(0.1, 3) and b.each_text() == "[2,000, 2,150); [2,000, 2,150); [2,000, 2,150)"
+    sentence = capacity.placed_sentence([b], 0.1)
+    assert sentence.startswith("Knee placed within 10% by at least 3 searches each: **py**")
+    assert "Not placed" not in sentence
+    # The other way: one search wider than 10%, too few searches, a generator limit.
+    wide = [*three[:2], search("py", (2000, 2400, "server"), [], n=3)]
+    (b,) = capacity.brackets(wide)
+    assert not b.placed(0.1, 3) and (b.low, b.high) == (2000, 2400)
+    assert "py (2 of 3 searches within 10%)" in capacity.placed_sentence([b], 0.1)
+    (b,) = capacity.brackets(three[:2])
+    assert "py (2 of 2 searches within 10%)" in capacity.placed_sentence([b], 0.1)
+    (b,) = capacity.brackets([search("go", (16000, 0, "generator"), [])])
+    assert not b.placed(0.1, 1) and b.each_text() == "–"
+    assert "go (at least 16,000 (generator limit" in capacity.placed_sentence([b], 0.1)
+
+
+def test_overlapping_searches_keep_two_servers_unranked_though_each_search_differs():
+    # Each search of a lies above b's, but their unions overlap: not ranked.
+    found = [
+        search("a", (2000, 2200, "server"), [], n=1),
+        search("a", (1500, 1650, "server"), [], n=2),
+        search("b", (1800, 1950, "server"), [], n=1),
+        search("b", (1400, 1500, "server"), [], n=2),
+    ]
+    ranks = {
+        row.server: rank
+        for rank, row in capacity.bracket_table(capacity.brackets(found)).iterrows()
+    }
+    assert ranks == {"a": "1-2", "b": "1-2"}
 
 
 def test_servers_rank_only_where_brackets_do_not_overlap_both_ways():

@@ -119,11 +119,9 @@ def cpp_target(host_paths: HostPaths) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def test_a_generator_stall_shows_in_every_call_scheduled_during_it_and_marks_the_step(
-    host_paths, cpp_target, tmp_path
-):
-    out = tmp_path / "generator_stall.json"
-    proc = subprocess.Popen(argv(generator(host_paths), cpp_target, out))
+def stalled_generator(binary: Path, target: str, out: Path, *extra: str) -> None:
+    """Runs the one step and stops the generator's process for STALL_S half-way through."""
+    proc = subprocess.Popen(argv(binary, target, out, *extra))
     try:
         time.sleep(STEP_S / 2)  # inside the step: the generator has no warm-up here
         os.kill(proc.pid, signal.SIGSTOP)
@@ -134,6 +132,13 @@ def test_a_generator_stall_shows_in_every_call_scheduled_during_it_and_marks_the
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_generator_stall_shows_in_every_call_scheduled_during_it_and_marks_the_step(
+    host_paths, cpp_target, tmp_path
+):
+    out = tmp_path / "generator_stall.json"
+    stalled_generator(generator(host_paths), cpp_target, out)
     step, calls = results(out)
     from_intended, from_send = late(calls, "intended"), late(calls, "start")
     assert len(from_intended) >= 0.9 * LATE_CALLS, from_intended
@@ -142,10 +147,27 @@ def test_a_generator_stall_shows_in_every_call_scheduled_during_it_and_marks_the
     # stop may have caught in flight, whose answer the stopped process could not read, and,
     # on a machine shared with other work, the odd call the scheduler held up).
     assert len(from_send) < len(from_intended) / 4, from_send
-    # The generator fell behind in a 100 ms window: the step is its limit, not the server's.
+    # The generator fell behind in a 100 ms window, and its lag explains the step's p99 over
+    # the SLO: the step is its limit, not the server's.
     assert step["generator_bound"] and not step["held"], step
     assert step["max_lag_ms"] >= 0.9 * STALL_S * 1000
-    assert "generator-bound" in step["why"]
+    assert "generator-bound" in step["why"] and "enough to explain" in step["why"]
+
+
+def test_a_generator_lag_that_cannot_change_the_verdict_does_not_discard_the_step(
+    host_paths, cpp_target, tmp_path
+):
+    # The same stall against an SLO above it: the late calls carry their full lateness and
+    # the step still holds, so the lag did not decide it and the step counts.
+    out = tmp_path / "generator_stall_within_slo.json"
+    slo_ms = 5 * STALL_S * 1000
+    stalled_generator(generator(host_paths), cpp_target, out, "--slo_ms", str(slo_ms))
+    step, calls = results(out)
+    assert len(late(calls, "intended")) >= 0.9 * LATE_CALLS
+    assert step["max_lag_ms"] >= 0.9 * STALL_S * 1000
+    assert step["latency_ms"]["max"] >= 0.9 * STALL_S * 1000
+    assert step["held"] and not step["generator_bound"], step
+    assert "lag counted" in step["why"]
 
 
 def test_a_step_whose_generator_used_its_cpus_up_is_marked_generator_bound(

@@ -34,6 +34,9 @@ SLO_MARGIN = 3.0
 # A server using at least this share of its pinned CPUs is saturated.
 SATURATED = 0.9
 P999 = 0.999
+# Searches that must each place a server's knee in a bracket within the search's width
+# (issue 28's "a knee bracket within 10% from at least 3 repeats").
+KNEE_SEARCHES = 3
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,8 @@ def slo_sentence(slo: float, floor: float, rate: float) -> str:
 @dataclass(frozen=True)
 class Bracket:
     """A server's knee over its searches: held at `low`, not at `high` (inf: never reached
-    a rate it failed; 0 low: held no rate)."""
+    a rate it failed; 0 low: held no rate). Over several searches it is the interval across
+    them: the union of `each` search's own (low, high), every search's knee inside it."""
 
     implementation: str
     low: float
@@ -202,6 +206,19 @@ class Bracket:
     limit: str  # server | generator | search_max | unplaced
     searches: int
     why: str
+    each: tuple[tuple[float, float], ...] = ()
+
+    def each_text(self) -> str:
+        """Each search's own bracket, where more than one search placed the knee."""
+        if self.searches < 2 or self.limit != "server":
+            return "–"
+        return "; ".join(f"[{low:,.0f}, {high:,.0f})" for low, high in self.each)
+
+    def placed(self, share: float, searches: int) -> bool:
+        """Whether at least `searches` searches each placed the server's knee in a bracket
+        within `share` (high <= (1 + share) x low)."""
+        tight = [low > 0 and high <= (1 + share) * low for low, high in self.each]
+        return self.limit == "server" and sum(tight) >= searches
 
     def text(self) -> str:
         if self.limit == "generator" and self.low == 0:
@@ -220,7 +237,7 @@ def brackets(found: list[Search]) -> list[Bracket]:
     knee to the highest rate any search failed at (their union: the knee of each search
     lies in it); a limit other than the server's in any search is the server's limit."""
     by_server: dict[str, list[dict[str, Any]]] = {}
-    for search in found:
+    for search in sorted(found, key=lambda s: s.search):
         by_server.setdefault(search.implementation, []).append(search.report["knee"])
     out = []
     for impl, knees in sorted(by_server.items()):
@@ -230,7 +247,9 @@ def brackets(found: list[Search]) -> list[Bracket]:
         if limit == "unplaced":
             high = max(k["high_rps"] for k in knees)
         why = "; ".join(k["why"] for k in knees)
-        out.append(Bracket(impl, min(k["low_rps"] for k in knees), high, limit, len(knees), why))
+        each = tuple((float(k["low_rps"]), float(k["high_rps"])) for k in knees)
+        low = min(k["low_rps"] for k in knees)
+        out.append(Bracket(impl, low, high, limit, len(knees), why, each))
     return out
 
 
@@ -264,11 +283,44 @@ def bracket_table(found: list[Bracket]) -> pd.DataFrame:
             "knee (req/s): held, not held": b.text(),
             "bracket width": f"{b.high / b.low - 1:.0%}" if b.limit == "server" and b.low else "–",
             "searches": b.searches,
+            "each search's bracket": b.each_text(),
             "what ended the search": b.why,
         }
         for rank, b in ranked(found)
     ]
     return pd.DataFrame(rows).set_index("rank") if rows else pd.DataFrame()
+
+
+def placed_sentence(found: list[Bracket], share: float, searches: int = KNEE_SEARCHES) -> str:
+    """Markdown: which servers had their knee placed within `share` by at least `searches`
+    searches each (the interval across them is their bracket's union), and why not the rest."""
+    if not found:
+        return ""
+    placed = [b.implementation for b in found if b.placed(share, searches)]
+    rest = []
+    for b in found:
+        if b.implementation in placed:
+            continue
+        if b.limit != "server":
+            rest.append(f"{b.implementation} ({b.text()})")
+            continue
+        tight = sum(low > 0 and high <= (1 + share) * low for low, high in b.each)
+        rest.append(f"{b.implementation} ({tight} of {b.searches} searches within {share:.0%})")
+    parts = []
+    if placed:
+        parts.append(
+            f"Knee placed within {share:.0%} by at least {searches} searches each: "
+            + ", ".join(f"**{name}**" for name in placed)
+            + "; its interval across them is the union of their brackets."
+        )
+    if rest:
+        parts.append(f"Not placed within {share:.0%} by {searches} searches: {'; '.join(rest)}.")
+    return " ".join(parts)
+
+
+def share_of(found: list[Search]) -> float:
+    """The bracket width the searches bisected to (the matrix's `bracket`)."""
+    return float(found[0].report["config"]["bracket"]) if found else math.nan
 
 
 def ranking_sentence(found: list[Bracket]) -> str:
@@ -309,8 +361,9 @@ def bound_sentence(found: list[Bracket], steps: pd.DataFrame) -> str:
     readings = "; ".join(f"{b.implementation} {b.text()}" for b in found if b.limit == "generator")
     return (
         f"The searches of {', '.join(bound)} ended at a rate the generator could not keep "
-        f"({marked} of {len(steps)} steps marked generator-bound: it sent late in a 100 ms "
-        f"window or used its CPUs up), so their knee is a lower bound: {readings} req/s. "
+        f"({marked} of {len(steps)} steps marked generator-bound: it used its CPUs up, or sent "
+        "late in a 100 ms window by enough to explain the step's failure or fell short of its "
+        f"schedule), so their knee is a lower bound: {readings} req/s. "
         "A client host of its own (the aws inventory) is where the same code measures them."
     )
 

@@ -4,20 +4,32 @@ Each cell (scenario `search`) starts a hello server and runs servers/go/capacity
 against it: warm-up on warm connections, then steps of constant-rate (or Poisson) load,
 coarse up by a factor from `search_start_rps`, then bisection until the bracket is within
 `bracket`, each rate `repeats` times. The generator times every call from its intended send
-and marks a step generator-bound when it fell behind in a 100 ms window or lacked CPU; at a
-rate where most steps were, the search stops with a lower bound. `searches` cells per
-server are independent searches (one per round). Every server's first rate is the same
+and marks a step generator-bound when it lacked CPU or fell behind in a 100 ms window by
+enough to explain the step's failure; at a rate where most steps were, the search stops
+with a lower bound. `searches` cells per server are independent searches (one per round),
+but one for the servers `searched_once` names: those whose search the generator ends on
+this host, a lower bound a repeat would not narrow. Every server's first rate is the same
 (`search_start_rps`): the common rate at which server CPU per call is compared. Standard
 library only: the host imports it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
-from perflab.contract.knobs import Choice, Int, MatrixError, Number, knob, validate
+from perflab.contract.knobs import (
+    Choice,
+    Choices,
+    Int,
+    KeysOf,
+    MatrixError,
+    Number,
+    knob,
+    validate,
+)
 from perflab.contract.matrix import ServerTable
 
 STUDY = "capacity"
@@ -43,6 +55,11 @@ class Matrix(ServerTable):
     then the generator's options (each a flag of servers/go/capacity_load) and `searches`."""
 
     searches: int = knob(Int(), "independent knee searches per server, one per round")
+    searched_once: list[str] = knob(
+        Choices(KeysOf("implementations"), empty="none"),
+        "servers searched in the first round only (their knee is a lower bound here)",
+        [],
+    )
     arrival: str = knob(Choice(("constant", "poisson")), "arrivals: constant or Poisson")
     http2_connections: int = knob(Int(), "the generator's HTTP/2 connections")
     warmup_s: float = knob(Number(), "discarded seconds at the first rate before any step")
@@ -59,13 +76,13 @@ class Matrix(ServerTable):
     max_rates: int = knob(Int(), "rates a search tries at most")
     slo_ms: float = knob(Number(), "the fixed SLO: a step holds with p99 at most this (ms)")
     achieved_within: float = knob(Share(), "and with achieved at least (1 - this) x offered")
-    lag_limit_ms: float = knob(Number(), "generator-bound: a window's send lag above this")
+    lag_limit_ms: float = knob(Number(), "generator-bound: a lag above this explaining a failure")
     cpu_limit: float = knob(Share(), "generator-bound: its CPU above this share of its CPUs")
     timeout_s: float = knob(Number(), "deadline of every call: a step waits for its last")
 
 
 # The Matrix keys that are not the generator's options.
-NOT_OPTIONS = {"implementations", "run_implementations", "searches"}
+NOT_OPTIONS = {"implementations", "run_implementations", "searches", "searched_once"}
 
 
 def read(config: dict[str, Any], known_impls: set[str]) -> Matrix:
@@ -83,11 +100,46 @@ def search_seconds(m: Matrix) -> float:
     least 1.5x it (coarse steps up, then midpoints of brackets above it), so no step is
     stretched longer than at that 1.5x. Server start and the last calls' wait come on top."""
 
-    def rate_s(rate: float) -> float:
-        return m.repeats * (m.settle_s + max(m.step_s, m.min_calls / rate) + m.rest_s)
+    later = (m.max_rates - 1) * rate_seconds(m, 1.5 * m.search_start_rps)
+    return m.warmup_s + rate_seconds(m, m.search_start_rps) + later
 
-    later = (m.max_rates - 1) * rate_s(1.5 * m.search_start_rps)
-    return m.warmup_s + rate_s(m.search_start_rps) + later
+
+def rate_seconds(m: Matrix, rate: float) -> float:
+    """One rate's `repeats` steps: settle, measured (stretched to min_calls), rest."""
+    return m.repeats * (m.settle_s + max(m.step_s, m.min_calls / rate) + m.rest_s)
+
+
+def search_rates(m: Matrix, knee_rps: float) -> list[float]:
+    """The rates a search tries against a server that holds every rate below `knee_rps` and
+    none from it on: the generator's search (servers/go/capacity_load, `search`) replayed."""
+    rates: list[float] = []
+    low = high = 0.0
+    rate = m.search_start_rps
+    while len(rates) < m.max_rates:
+        rates.append(rate)
+        if rate < knee_rps:
+            low = rate
+            if high or rate * m.search_factor > m.search_max_rps:
+                break
+            rate *= m.search_factor
+        else:
+            high = rate
+            if low or rate / m.search_factor < m.search_min_rps:
+                break
+            rate /= m.search_factor
+    if not (low and high):
+        return rates
+    while high > (1 + m.bracket) * low and len(rates) < m.max_rates:
+        mid = math.floor((low + high) / 2 + 0.5)  # Go's math.Round: halves away from zero
+        rates.append(mid)
+        low, high = (mid, high) if mid < knee_rps else (low, mid)
+    return rates
+
+
+def knee_seconds(m: Matrix, knee_rps: float) -> float:
+    """A search's measuring time against a server whose knee is `knee_rps`: warm-up, then
+    every step of every rate it tries (server start and the last calls' wait on top)."""
+    return m.warmup_s + sum(rate_seconds(m, r) for r in search_rates(m, knee_rps))
 
 
 def generator_options(m: Matrix) -> dict[str, Any]:
@@ -133,4 +185,5 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         search_cell(run_id, m, name, repeat)
         for repeat in range(1, m.searches + 1)
         for name in m.run_implementations
+        if repeat == 1 or name not in m.searched_once
     ]

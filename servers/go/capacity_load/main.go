@@ -10,10 +10,11 @@
 //
 // Mode "rates" runs the listed rates; mode "search" looks for the knee: coarse steps up by
 // a factor, then bisection until the bracket [held, not held) is within --bracket, every
-// rate run --repeats times and judged on the majority. A step where the generator fell
-// behind (lag in any measured window above --lag_limit_ms) or used more than --cpu_limit
-// of its CPUs is generator-bound and measures nothing of the server; a rate most of whose
-// steps were is generator-bound: the search stops there, the knee is a lower bound.
+// rate run --repeats times and judged on the majority. A step where the generator used
+// more than --cpu_limit of its CPUs, or fell behind (lag in a measured window above
+// --lag_limit_ms) by enough to explain the step's failure (see judge), is generator-bound
+// and measures nothing of the server; a rate most of whose steps were is generator-bound:
+// the search stops there, the knee is a lower bound.
 package main
 
 import (
@@ -319,28 +320,62 @@ func (g *generator) windows(calls []call, settle, total time.Duration) []windowS
 }
 
 // judge: who was the limit of this step, and did the server hold it.
+//
+// A late send is not discarded by itself: every call is timed from its intended send, so a
+// lag of L ms is already in the latency of the calls it delayed, and it can only make a step
+// look worse. The calls it held back reach the server together, and a server that keeps up
+// drains that burst within another L, so the generator adds at most 2L to any call and
+// takes at most 2L of completions out of the window. A step whose generator lagged more
+// than --lag_limit_ms is therefore generator-bound only when forgiving it 2L would change
+// its verdict: a step that held with the lag counted held, and one that fails even with it
+// forgiven failed for the server. That holds only while the generator still sent its
+// schedule: one that lagged and sent less than it (waiting for the server's backlog is
+// not lag) did not offer the load, and is bound whatever the verdict, as is one short of CPU.
 func (g *generator) judge(s *step) {
 	c := g.cfg
+	why := g.serverWhy(s, 0)
+	forgive := 2 * s.MaxLagMs
 	switch {
-	case s.MaxLagMs > c.LagLimitMs:
-		s.GeneratorBound = true
-		s.GeneratorWhy = fmt.Sprintf("the generator sent %.1f ms late in a 100 ms window (limit %g ms)", s.MaxLagMs, c.LagLimitMs)
 	case s.GeneratorCPU > c.CPULimit:
 		s.GeneratorBound = true
 		s.GeneratorWhy = fmt.Sprintf("the generator used %.0f%% of its %d CPU(s) (limit %.0f%%)", 100*s.GeneratorCPU, c.CPUs, 100*c.CPULimit)
+	case s.MaxLagMs > c.LagLimitMs && s.SentRps < (1-c.AchievedWithin)*s.Rate:
+		s.GeneratorBound = true
+		s.GeneratorWhy = fmt.Sprintf("the generator sent %.1f ms late in a 100 ms window (limit %g ms) and only %.0f of %.0f req/s", s.MaxLagMs, c.LagLimitMs, s.SentRps, s.Rate)
+	case s.MaxLagMs > c.LagLimitMs && why != "" && g.serverWhy(s, forgive) == "":
+		s.GeneratorBound = true
+		s.GeneratorWhy = fmt.Sprintf("the generator sent %.1f ms late in a 100 ms window (limit %g ms), enough to explain %s", s.MaxLagMs, c.LagLimitMs, why)
 	}
 	switch {
 	case s.GeneratorBound:
 		s.Why = "generator-bound: " + s.GeneratorWhy
-	case s.Failed > 0:
-		s.Why = fmt.Sprintf("%d of %d calls failed", s.Failed, s.Scheduled)
-	case s.AchievedRps < (1-c.AchievedWithin)*s.Rate:
-		s.Why = fmt.Sprintf("achieved %.0f of %.0f req/s offered", s.AchievedRps, s.Rate)
-	case s.Latency.P99 > c.SLOms:
-		s.Why = fmt.Sprintf("p99 %.2f ms above the SLO %g ms", s.Latency.P99, c.SLOms)
+	case why != "":
+		s.Why = why
+		if s.MaxLagMs > c.LagLimitMs {
+			s.Why += fmt.Sprintf(" (also with the generator's %.1f ms lag forgiven twice over)", s.MaxLagMs)
+		}
 	default:
 		s.Held = true
+		if s.MaxLagMs > c.LagLimitMs {
+			s.Why = fmt.Sprintf("held with the generator's %.1f ms lag counted in its latency", s.MaxLagMs)
+		}
 	}
+}
+
+// serverWhy: why the step fails the server's criteria, "" when it holds them, with
+// `forgiveMs` taken off every call's latency and its completions (see judge).
+func (g *generator) serverWhy(s *step, forgiveMs float64) string {
+	c := g.cfg
+	achieved := s.AchievedRps + s.Rate*forgiveMs/1000/s.MeasureS
+	switch {
+	case s.Failed > 0:
+		return fmt.Sprintf("%d of %d calls failed", s.Failed, s.Scheduled)
+	case achieved < (1-c.AchievedWithin)*s.Rate:
+		return fmt.Sprintf("achieved %.0f of %.0f req/s offered", s.AchievedRps, s.Rate)
+	case s.Latency.P99-forgiveMs > c.SLOms:
+		return fmt.Sprintf("p99 %.2f ms above the SLO %g ms", s.Latency.P99, c.SLOms)
+	}
+	return ""
 }
 
 // rate runs one rate's repeats. A step the generator could not keep measures nothing of the
@@ -461,7 +496,7 @@ func flags() (config, string, error) {
 	flag.IntVar(&c.MaxRates, "max_rates", 14, "search: rates tried at most")
 	flag.Float64Var(&c.SLOms, "slo_ms", 10, "a step holds with p99 (from intended send) at most this")
 	flag.Float64Var(&c.AchievedWithin, "achieved_within", 0.02, "... and achieved at least (1 - this) x offered")
-	flag.Float64Var(&c.LagLimitMs, "lag_limit_ms", 5, "generator-bound: a window's send lag above this")
+	flag.Float64Var(&c.LagLimitMs, "lag_limit_ms", 5, "generator-bound: a window's send lag above this, when it explains the step's failure")
 	flag.Float64Var(&c.CPULimit, "cpu_limit", 0.9, "generator-bound: CPU above this share of its CPUs")
 	flag.IntVar(&c.MaxInflight, "max_inflight", 20000, "calls in flight at most (then sends wait: the server's backlog)")
 	flag.Float64Var(&c.TimeoutS, "timeout_s", 2, "deadline of every call")
