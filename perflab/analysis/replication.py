@@ -114,7 +114,9 @@ class Replication:
         return (
             f"Decision margin per study and metric, each from that metric's own A/A cells (the "
             f"far end of its A/A ratio's 90% interval, never below {MIN_MARGIN:.0%}): "
-            f"{margins}; {self.judging.margin:.0%} for a metric without A/A cells. A decided "
+            f"{margins} (where a study runs an A/A configuration per kind of client or method, "
+            "the widest; each claim is judged with its own kind's, see the noise floor table); "
+            f"{self.judging.margin:.0%} for a metric without A/A cells. A decided "
             f"verdict clears its threshold by its metric's margin with an "
             f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
             "wholly inside the margin zone is 'at its threshold'."
