@@ -449,3 +449,49 @@ def test_servers_prepare_and_clean_up_through_the_direct_mongo_uri(implementatio
     # Other tests' live servers may hold collections of their own: only these two count.
     assert "objects_999999999" not in left
     assert pids and not {f"objects_{pid}" for pid in pids} & set(left)
+
+
+def test_smoke_runs_a_unary_and_a_stream_aa_pair_each_judging_its_own_claims(deps, tmp_path):
+    """Issue 26: aws_io's A/A cells, one pair per kind of call, run through the runner, and
+    each kind's drift sets the margin of the claims on its own call."""
+    from perflab.analysis.replication import replicate
+    from perflab.analysis.run import read as read_folder
+    from perflab.analysis.verdicts import MIN_MARGIN
+    from perflab.cli import claim_frame_hooks
+    from perflab.contract.cell import AA_PARAM
+    from perflab.contract.matrix import expand
+    from perflab.studies import get_study
+    from tests.fixtures_live import GHZ_VERSION
+
+    matrix, profiles = study_vars("aws_io")
+    cells = expand(
+        "aa-io", get_study("aws_io"), matrix, profiles, "smoke", set(discover(REPO / "servers"))
+    )
+    twins = [cell for cell in cells if AA_PARAM in cell.params]
+    assert sorted((cell.scenario, cell.params[AA_PARAM]) for cell in twins) == [
+        ("list_stream", "a"),
+        ("list_stream", "b"),
+        ("list_unary", "a"),
+        ("list_unary", "b"),
+    ]
+    runner = CellRunner(deps, tmp_path)
+    for cell in twins:
+        cell.load.ghz_version = GHZ_VERSION  # this run has no calibration to pick it
+        record = runner.run(cell)
+        assert record is not None and record.status in ("ok", "bound"), record.error
+    replication = replicate(
+        read_folder(tmp_path / "aa-io", claim_frame_hooks()), REPO / "data" / "reference"
+    )
+    kinds = {kind.coordinates["scenario"]: kind for kind in replication.noise.kinds}
+    assert set(kinds) == {"list_unary", "list_stream"}
+    judged = [
+        (verdict, kinds[str(verdict.claim.numerator.scenario)])
+        for verdict in replication.verdicts
+        if verdict.claim.kind == "ratio"
+    ]
+    assert {own.coordinates["scenario"] for _, own in judged} == set(kinds)
+    for verdict, own in judged:
+        margin = max(MIN_MARGIN, own.per_metric[verdict.claim.metric])
+        assert verdict.judging.margin == pytest.approx(margin)
+    for kind in kinds.values():
+        print(f"{kind.configuration}: {kind.per_metric}")

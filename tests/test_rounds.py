@@ -12,13 +12,13 @@ from importlib import import_module
 import pandas as pd
 import pytest
 
-from perflab.analysis.adaptive import judge_run_looks
-from perflab.analysis.claims import read_claims
+from perflab.analysis.adaptive import judge_run_looks, judging_of
+from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.frames import read_run
-from perflab.analysis.noise import KindFloor, NoiseFloor, kind_floor, noise_floor
-from perflab.analysis.replication import Replication, index_html, replicate
+from perflab.analysis.noise import KindFloor, NoiseFloor, claim_kinds, kind_floor, noise_floor
+from perflab.analysis.replication import Replication, index_html, noise_html, replicate
 from perflab.analysis.run import read as read_folder
-from perflab.analysis.verdicts import MIN_MARGIN
+from perflab.analysis.verdicts import MIN_MARGIN, Judging
 from perflab.cli import claim_frame_hooks
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
@@ -100,22 +100,31 @@ def test_every_study_but_capacity_has_an_aa_pair():
 @pytest.mark.parametrize("study", AA_STUDIES)
 def test_smoke_runs_an_aa_pair_in_its_round(study):
     twins = [cell for cell in study_cells(study, "smoke") if AA_PARAM in cell.params]
-    assert sorted(cell.params[AA_PARAM] for cell in twins) == ["a", "b"]
-    a, b = sorted(twins, key=lambda cell: cell.params[AA_PARAM])
-    # Identical but for the marker and the id.
-    assert replace(a, cell_id="", params={}) == replace(b, cell_id="", params={})
-    assert {k: v for k, v in a.params.items() if k != AA_PARAM} == {
-        k: v for k, v in b.params.items() if k != AA_PARAM
-    }
+    pairs: dict[str, list] = {}
+    for cell in twins:
+        pairs.setdefault(cell.cell_id[len("aa-a-") :], []).append(cell)
+    assert pairs
+    for pair in pairs.values():
+        assert sorted(cell.params[AA_PARAM] for cell in pair) == ["a", "b"]
+        a, b = sorted(pair, key=lambda cell: cell.params[AA_PARAM])
+        # Identical but for the marker and the id.
+        assert replace(a, cell_id="", params={}) == replace(b, cell_id="", params={})
+        assert {k: v for k, v in a.params.items() if k != AA_PARAM} == {
+            k: v for k, v in b.params.items() if k != AA_PARAM
+        }
 
 
-@pytest.mark.parametrize("study", ["hello", "pyclients", "throughput", "watch", "orders"])
+@pytest.mark.parametrize("study", ["hello", "pyclients", "throughput", "watch", "orders", "aws_io"])
 def test_quick_runs_the_aa_pair_in_every_round(study):
     cells = study_cells(study, "quick")
-    rounds = {cell.repeat for cell in cells}
     twins = [cell for cell in cells if AA_PARAM in cell.params]
-    assert len(twins) == 2 * len(rounds)
-    assert {cell.repeat for cell in twins} == rounds
+    configurations = {cell.cell_id[len("aa-a-") :].rsplit("-r", 1)[0] for cell in twins}
+    rounds = {cell.repeat for cell in twins}
+    # Every configuration's two copies in every round of its own (aws_io's far regime runs
+    # more rounds than its near cells).
+    assert len(twins) == 2 * len(configurations) * len(rounds)
+    if study != "aws_io":
+        assert rounds == {cell.repeat for cell in cells}
 
 
 def test_aa_copies_are_the_cell_twice_with_ids_of_their_own():
@@ -132,7 +141,7 @@ def test_aa_copies_are_the_cell_twice_with_ids_of_their_own():
         ("hello", {"implementation": "cpp", "scenario": "steady"}, "aa_pair.concurrency"),
         ("hello", {"implementation": "cpp", "scenario": "x", "concurrency": 1}, "aa_pair"),
         ("hello", {"colour": "blue"}, "aa_pair: unknown key"),
-        ("hello", ["cpp"], "aa_pair: expected a mapping"),
+        ("hello", ["cpp"], r"aa_pair\[0\]: expected a mapping"),
         (
             "pyclients",
             {
@@ -177,14 +186,21 @@ def run_with_aa_pair(tmp_path, a: str = "cpp-steady-c10-r1", b: str = "go-steady
     """The hello fixture plus an A/A pair made of two of its cells (their drift is known)."""
     run = tmp_path / "aa-run"
     shutil.copytree(FIXTURE, run)
+    add_aa_pair(run, a, b)
+    return run
+
+
+def add_aa_pair(run, a: str, b: str, scenario: str = "steady") -> None:
+    """An A/A pair of configuration `a` (in `scenario`) whose copy b holds cell b's values."""
+    configuration = a.replace("-steady-", f"-{scenario}-")
     for label, source in (("a", a), ("b", b)):
-        folder = run / "hello" / f"aa-{label}-{source}"
+        folder = run / "hello" / f"aa-{label}-{configuration}"
         shutil.copytree(run / "hello" / source, folder)
         record = json.loads((folder / "cell.json").read_text())
         record["cell_id"] = folder.name
+        record["scenario"] = scenario
         record["params"] = {**record["params"], AA_PARAM: label}
         (folder / "cell.json").write_text(json.dumps(record))
-    return run
 
 
 def test_tables_and_claims_never_see_aa_cells_unless_asked(tmp_path):
@@ -310,3 +326,87 @@ def test_each_metric_is_judged_with_its_own_floor_and_one_without_with_the_defau
     sentence = Replication("r", verdicts, by_study=by_study).margin_sentence()
     assert "hello/rps 10%; watch/server_cpu_seconds 60%; watch/server_rss_peak 10%" in (sentence)
     assert Replication("r", verdicts).margin_sentence().startswith("Decision margin: 10%")
+
+
+# --- one A/A per kind of client or method (issue 26) -------------------------------------
+
+
+def hello_claims_by_method() -> dict[str, Claim]:
+    """A hello rps claim of each method, as claims.yml states them."""
+    claims = read_claims(REPO / "data" / "reference" / "claims.yml")
+    return {
+        method: next(c for c in claims if c.study == "hello" and c.method == method)
+        for method in ("seed", "steady")
+    }
+
+
+@pytest.mark.parametrize("noisy", ["seed", "steady"])
+def test_a_claim_takes_the_margin_of_its_own_methods_aa_cells(tmp_path, noisy):
+    """Two A/A configurations on hello, steady and seed_n200, one quiet (the same cell
+    twice) and one noisy (cpp's cell against go's): each method's claim takes its own."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    quiet = "cpp-steady-c10-r1", "cpp-steady-c10-r1"
+    loud = "cpp-steady-c10-r1", "go-steady-c10-r1"
+    add_aa_pair(run, *(loud if noisy == "steady" else quiet), scenario="steady")
+    add_aa_pair(run, *(loud if noisy == "seed" else quiet), scenario="seed_n200")
+    rps = read_run(run).query("metric == 'rps'").set_index("implementation")["value"]
+    drift = math.expm1(abs(math.log(rps["cpp"] / rps["go"])))
+    assert drift > MIN_MARGIN  # else both would read the floor and the test shows nothing
+    claims = hello_claims_by_method()
+    noise = noise_floor(read_folder(run, claim_frame_hooks()), list(claims.values()))
+    assert sorted(kind.coordinates["scenario"] for kind in noise.kinds) == ["seed_n200", "steady"]
+    by_study = noise.judging_by_study()
+    margins = {m: judging_of(c, by_study, Judging()).margin for m, c in claims.items()}
+    other = "steady" if noisy == "seed" else "seed"
+    assert margins[noisy] == pytest.approx(drift)
+    assert margins[other] == MIN_MARGIN
+    # Each verdict's margin names the A/A configuration it came from.
+    scenario = {"seed": "seed_n200", "steady": "steady"}
+    for method, claim in claims.items():
+        source = judging_of(claim, by_study, Judging()).source
+        assert f", {scenario[method]}," in source
+        assert f", {scenario['seed' if method == 'steady' else 'steady']}," not in source
+    # The index's noise table counts the claims each A/A configuration judged.
+    page = noise_html(noise, by_study)
+    assert page.count("<td>1</td></tr>") == 2 and "judged at the floor" not in page
+
+
+def test_a_claim_of_a_kind_without_aa_cells_is_judged_at_the_stated_floor():
+    steady = KindFloor(
+        "hello", "ghz", "x", ("rps",), 3, 0.3, "rps", {"rps": 0.3}, {"scenario": "steady"}
+    )
+    other = replace(steady, coordinates={"scenario": "other"})
+    claims = hello_claims_by_method()
+    assert claim_kinds(claims["steady"], [steady, other]) == (steady,)
+    assert claim_kinds(claims["seed"], [steady, other]) == ()
+    noise = NoiseFloor(
+        (steady, other),
+        {c.id: claim_kinds(c, [steady, other]) for c in claims.values()},
+        {c.id: c.metric for c in claims.values()},
+    )
+    by_study = noise.judging_by_study()
+    seed = judging_of(claims["seed"], by_study, Judging())
+    # Not the steady A/A's 30%: the seed method has none of its own here.
+    assert seed.margin == MIN_MARGIN and "no A/A cells of the claim's own kind" in seed.source
+    assert judging_of(claims["steady"], by_study, Judging()).margin == pytest.approx(0.3)
+    assert claims["seed"].id in noise_html(noise, by_study).split("judged at the floor")[1]
+    # One A/A configuration: no coordinate tells kinds apart, every claim of its study takes it.
+    assert claim_kinds(claims["seed"], [steady]) == (steady,)
+
+
+@pytest.mark.parametrize(
+    ("study", "column", "values"),
+    [
+        ("hello", "scenario", {"steady", "seed_n200"}),
+        ("pyclients", "method", {"steady", "seed"}),
+        ("aws_io", "scenario", {"list_unary", "list_stream"}),
+    ],
+)
+@pytest.mark.parametrize("profile", ["smoke", "quick", "full"])
+def test_each_method_and_kind_of_call_runs_its_own_aa_pair(study, column, values, profile):
+    twins = [c for c in study_cells(study, profile) if AA_PARAM in c.params]
+    rounds = {c.repeat for c in twins}
+    found = {getattr(c, column) if column == "scenario" else c.params[column] for c in twins}
+    assert found == values
+    assert len(twins) == 2 * len(values) * len(rounds)

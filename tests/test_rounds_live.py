@@ -34,7 +34,8 @@ def test_aa_cells_run_and_set_the_margin(host_paths, tmp_path):
     runner = CellRunner(host_paths, tmp_path)
     for study in ("hello", "pyclients"):
         twins = [cell for cell in smoke_cells(study) if AA_PARAM in cell.params]
-        assert [cell.params[AA_PARAM] for cell in twins] in (["a", "b"], ["b", "a"])
+        # One pair per method (steady and the seed's), each copy once.
+        assert sorted(cell.params[AA_PARAM] for cell in twins) == ["a", "a", "b", "b"]
         for cell in twins:
             if cell.load.kind == "ghz":
                 cell.load.ghz_version = GHZ_VERSION  # this run has no calibration to pick it
@@ -43,12 +44,27 @@ def test_aa_cells_run_and_set_the_margin(host_paths, tmp_path):
     replication = replicate(
         read_folder(tmp_path / RUN_ID, claim_frame_hooks()), REPO / "data" / "reference"
     )
-    kinds = {kind.study: kind for kind in replication.noise.kinds}
-    assert set(kinds) == {"hello", "pyclients"}
-    assert all(kind.rounds == 1 and kind.floor >= 0 for kind in kinds.values())
-    for study, kind in kinds.items():
-        assert replication.by_study[study].margin == pytest.approx(max(MIN_MARGIN, kind.floor))
+    kinds: dict[str, list] = {}
+    for kind in replication.noise.kinds:
+        kinds.setdefault(kind.study, []).append(kind)
+    assert {study: len(found) for study, found in kinds.items()} == {"hello": 2, "pyclients": 2}
+    assert sorted(kind.coordinates["scenario"] for kind in kinds["hello"]) == [
+        "seed_n200",
+        "steady",
+    ]
+    assert sorted(kind.coordinates["method"] for kind in kinds["pyclients"]) == ["seed", "steady"]
+    for study, found in kinds.items():
+        widest = max(kind.floor for kind in found)
+        assert replication.by_study[study].margin == pytest.approx(max(MIN_MARGIN, widest))
+    # Each method's claims on hello take their own pair's margin on their metric.
+    for verdict in replication.verdicts:
+        if verdict.claim.study == "hello" and verdict.claim.kind == "ratio":
+            scenario = {"seed": "seed_n200", "steady": "steady"}[verdict.claim.method]
+            (own,) = (k for k in kinds["hello"] if k.coordinates["scenario"] == scenario)
+            margin = max(MIN_MARGIN, own.per_metric[verdict.claim.metric])
+            assert verdict.judging.margin == pytest.approx(margin)
     assert "Noise floor" in index_html(replication, {})
-    for kind in kinds.values():
-        print(f"{kind.kind()}: floor {kind.floor:.1%} on {kind.widest_metric}")
+    for found in kinds.values():
+        for kind in found:
+            print(f"{kind.kind()} ({kind.configuration}): floor {kind.floor:.1%}")
     print(replication.margin_sentence())

@@ -88,9 +88,13 @@ def judge_looks(
 def judging_of(
     claim: Claim, by_study: dict[str | tuple[str, str], Judging], default: Judging
 ) -> Judging:
-    """The margin a claim is judged with: its metric's own (perflab.analysis.noise), else
-    its study's, else the default."""
-    return by_study.get((claim.study, claim.metric)) or by_study.get(claim.study, default)
+    """The margin a claim is judged with: its own kind's on its metric (under its id,
+    perflab.analysis.noise), else its metric's own, else its study's, else the default."""
+    return (
+        by_study.get(claim.id)
+        or by_study.get((claim.study, claim.metric))
+        or by_study.get(claim.study, default)
+    )
 
 
 def rounds_of(verdict: Verdict) -> int | None:

@@ -20,6 +20,14 @@ effect is the drift a claim's effect really carries.
   max(10%, floor) (perflab.analysis.verdicts.judging_from_noise_floor); a study without A/A
   cells keeps 10%. Not one run-wide margin from the noisiest kind: a watch server's CPU
   drifting says nothing about ghz's req/s, and would leave every hello claim undecidable.
+- a study may run several A/A configurations, one per kind of client or method (hello's
+  steady and seed_n200, pyclients' steady and seed methods, aws_io's unary and stream
+  calls). The coordinates on which its A/A configurations differ are what tells the kinds
+  apart; a claim is judged with the kind whose values its two sides fix there (a claim
+  whose sides differ there, or leave one open, with the widest of the kinds it spans), on
+  its own metric. A claim whose values match no A/A configuration is judged at the floor
+  of 10%, said on its verdict and the index: never with another method's margin. A study
+  with one A/A configuration has no such coordinate, and all its claims take it.
 """
 
 from __future__ import annotations
@@ -28,9 +36,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from perflab.analysis.claims import Claim
+from perflab.analysis.claims import Claim, Selector
 from perflab.analysis.intervals import hodges_lehmann_ratio, paired_log_t_interval
-from perflab.analysis.verdicts import Judging, judging_from_noise_floor
+from perflab.analysis.verdicts import Judging, judging_from_noise_floor, normalized
 from perflab.contract.cell import AA_PARAM
 
 if TYPE_CHECKING:
@@ -41,6 +49,10 @@ if TYPE_CHECKING:
 # The coverage of the A/A interval whose far end sets a metric's margin.
 NOISE_COVERAGE = 0.90
 # Columns that say which cell a row is, not which configuration.
+# A/A cell id -> its configuration: `aa-a-<configuration's cell id>`, round suffix dropped.
+AA_ID = r"^aa-[ab]-|-r\d+$"
+# Claim selector fields that are cell columns of the same name (the rest are params).
+SELECTOR_COLUMNS = ("implementation", "scenario", "client")
 NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "status", AA_PARAM}
 
 
@@ -59,9 +71,20 @@ class KindFloor:
     # Each metric's own margin: the far end of its A/A ratio's 90% paired t interval over
     # the rounds (the drift with its uncertainty), |log| back as a factor - 1.
     per_metric: dict[str, float] = field(default_factory=dict)
+    # The A/A configuration's values by column (implementation, scenario, client, params):
+    # what a claim's selectors are matched against (`claim_kinds`).
+    coordinates: dict[str, str] = field(default_factory=dict)
 
     def kind(self) -> str:
         return f"{self.client} on {self.study}"
+
+    def judging(self, metric: str) -> Judging:
+        """The margin this kind's A/A cells set for a claim on `metric`."""
+        return judging_from_noise_floor(
+            self.per_metric[metric],
+            f"its A/A cells ({self.kind()}: {self.configuration}; {metric}: the far end of "
+            f"the A/A ratio's 90% interval over {self.rounds} rounds)",
+        )
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,11 @@ class NoiseFloor:
     """Every kind's floor; the run's floor is the largest."""
 
     kinds: tuple[KindFloor, ...]
+    # Claim id -> the kinds whose A/A cells judge it (`claim_kinds`); () for a claim that
+    # matches none of its study's A/A configurations, judged at the floor.
+    by_claim: dict[str, tuple[KindFloor, ...]] = field(default_factory=dict)
+    # Claim id -> its metric, for the claims in `by_claim`.
+    metric_of: dict[str, str] = field(default_factory=dict)
 
     @property
     def widest(self) -> KindFloor | None:
@@ -76,20 +104,26 @@ class NoiseFloor:
 
     def judging_by_study(self) -> dict[str | tuple[str, str], Judging]:
         """Each study's decision margin, from its own kind of client's floor, and under
-        (study, metric) each metric's own (a claim on that metric is judged with it,
-        perflab.analysis.adaptive.judging_of): never another metric's noise."""
+        (study, metric) each metric's own (the widest over the study's kinds), and under a
+        claim's id the margin of its own kind on its metric (a claim is judged with the first
+        of these it has, perflab.analysis.adaptive.judging_of): never another metric's or
+        another method's noise."""
         found: dict[str | tuple[str, str], Judging] = {}
-        for kind in self.kinds:
+        for kind in sorted(self.kinds, key=lambda kind: kind.floor):
             found[kind.study] = judging_from_noise_floor(
                 kind.floor,
                 f"its A/A cells ({kind.kind()}, {kind.widest_metric} over {kind.rounds} rounds)",
             )
-            for metric, margin in kind.per_metric.items():
-                found[(kind.study, metric)] = judging_from_noise_floor(
-                    margin,
-                    f"its A/A cells ({kind.kind()}, {metric}: the far end of the A/A ratio's "
-                    f"90% interval over {kind.rounds} rounds)",
-                )
+        for kind in self.kinds:
+            for metric in kind.per_metric:
+                known = found.get((kind.study, metric))
+                mine = kind.judging(metric)
+                if known is None or mine.margin > known.margin:
+                    found[(kind.study, metric)] = mine
+        for claim_id, kinds in self.by_claim.items():
+            judging = claim_judging(kinds, self.metric_of[claim_id])
+            if judging is not None:
+                found[claim_id] = judging
         return found
 
     def judging(self) -> Judging:
@@ -102,6 +136,47 @@ class NoiseFloor:
             f"{widest.rounds} rounds{among})"
         )
         return judging_from_noise_floor(widest.floor, where)
+
+
+def claim_judging(kinds: tuple[KindFloor, ...], metric: str) -> Judging | None:
+    """A claim's margin from the kinds it matches: the widest of their margins on its
+    metric; the floor, said, when it matches none; None (its study's) when none of them
+    measured its metric."""
+    if not kinds:
+        return Judging(
+            source="the floor: this run has no A/A cells of the claim's own kind of client "
+            "or method (its study's A/A configurations differ from it where they differ "
+            "from each other)"
+        )
+    measured = [kind.judging(metric) for kind in kinds if metric in kind.per_metric]
+    return max(measured, key=lambda judging: judging.margin, default=None)
+
+
+def claim_kinds(claim: Claim, kinds: list[KindFloor]) -> tuple[KindFloor, ...]:
+    """The kinds of its study whose A/A cells judge a claim: on every coordinate where the
+    study's A/A configurations differ, the claim's two sides fix values and the kind's is
+    one of them (a side that leaves it open spans every kind). One kind: it."""
+    columns = sorted({column for kind in kinds for column in kind.coordinates})
+    differing = [
+        column for column in columns if len({kind.coordinates.get(column) for kind in kinds}) > 1
+    ]
+    sides = [side for side in (claim.numerator, claim.denominator) if side is not None]
+    fixed: dict[str, set[str]] = {}
+    for column in differing:
+        values = [fixed_value(side, column) for side in sides]
+        if None not in values:
+            fixed[column] = {str(value) for value in values}
+    return tuple(
+        kind
+        for kind in kinds
+        if all(kind.coordinates.get(column) in values for column, values in fixed.items())
+    )
+
+
+def fixed_value(side: Selector, column: str) -> str | None:
+    """The value a claim's side fixes for a cell column; None where it leaves it open."""
+    value = getattr(side, column) if column in SELECTOR_COLUMNS else side.params.get(column)
+    return None if value is None else normalized(value)
 
 
 def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor | None:
@@ -137,6 +212,7 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         floor=math.expm1(drift[metric]),
         widest_metric=metric,
         per_metric=per_metric,
+        coordinates=coordinates(rows),
     )
 
 
@@ -148,6 +224,16 @@ def metric_margin(pairs: list[tuple[float, float]]) -> float:
     if interval is None:
         return math.expm1(abs(math.log(hodges_lehmann_ratio(*zip(*pairs, strict=True)))))
     return math.expm1(max(abs(math.log(interval.low)), abs(math.log(interval.high))))
+
+
+def coordinates(rows: pd.DataFrame) -> dict[str, str]:
+    """The A/A configuration's values by column, as text."""
+    first = rows.iloc[0]
+    return {
+        str(column): normalized(first[column])
+        for column in rows.columns
+        if column not in NOT_CONFIGURATION and column != "study" and rows[column].notna().any()
+    }
 
 
 def configuration(rows: pd.DataFrame) -> str:
@@ -165,8 +251,9 @@ def configuration(rows: pd.DataFrame) -> str:
 
 
 def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
-    """The run's A/A floor per kind of client, over the metrics each study's ratio claims
-    are judged on (a study with no ratio claim measured on its A/A cells gives none)."""
+    """The run's A/A floor per kind of client (each A/A configuration of a study), over the
+    metrics each study's ratio claims are judged on (a study with no ratio claim measured on
+    its A/A cells gives none), and the kinds each claim is judged by."""
     frame = run.frame_with_aa
     if AA_PARAM not in frame.columns:
         return NoiseFloor(())
@@ -176,9 +263,16 @@ def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
         if claim.kind != "error_rate":
             metrics.setdefault(claim.study, set()).add(claim.metric)
     kinds = []
-    for study, rows in twins.groupby("study", sort=True):
+    configurations = twins["cell_id"].str.replace(AA_ID, "", regex=True)
+    for (study, _), rows in twins.groupby(["study", configurations], sort=True):
         rows = rows.dropna(axis="columns", how="all")
         found = kind_floor(str(study), rows, metrics.get(str(study), set()))
         if found is not None:
             kinds.append(found)
-    return NoiseFloor(tuple(kinds))
+    by_claim = {
+        claim.id: claim_kinds(claim, [kind for kind in kinds if kind.study == claim.study])
+        for claim in claims
+        if claim.kind != "error_rate" and any(kind.study == claim.study for kind in kinds)
+    }
+    metric_of = {claim.id: claim.metric for claim in claims if claim.id in by_claim}
+    return NoiseFloor(tuple(kinds), by_claim, metric_of)

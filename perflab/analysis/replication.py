@@ -114,7 +114,9 @@ class Replication:
         return (
             f"Decision margin per study and metric, each from that metric's own A/A cells (the "
             f"far end of its A/A ratio's 90% interval, never below {MIN_MARGIN:.0%}): "
-            f"{margins}; {self.judging.margin:.0%} for a metric without A/A cells. A decided "
+            f"{margins} (where a study runs an A/A configuration per kind of client or method, "
+            "the widest; each claim is judged with its own kind's, see the noise floor table); "
+            f"{self.judging.margin:.0%} for a metric without A/A cells. A decided "
             f"verdict clears its threshold by its metric's margin with an "
             f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
             "wholly inside the margin zone is 'at its threshold'."
@@ -552,10 +554,11 @@ def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]
                 str(kind.rounds),
                 f"{kind.floor:.1%}",
                 ", ".join(
-                    f"{metric} {by_study[(kind.study, metric)].margin:.0%}"
+                    f"{metric} {kind.judging(metric).margin:.0%}"
                     for metric in kind.metrics
-                    if (kind.study, metric) in by_study
+                    if metric in kind.per_metric
                 ),
+                str(sum(kind in kinds for kinds in noise.by_claim.values())),
             )
         )
         + "</tr>"
@@ -570,16 +573,25 @@ def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]
             "rounds",
             "noise floor",
             "margin per metric",
+            "claims judged by it",
         )
     )
+    unmatched = sorted(claim for claim, kinds in noise.by_claim.items() if not kinds)
+    at_floor = (
+        f"<p>No A/A cells of their own kind of client or method in this run, so judged at the "
+        f"floor of {MIN_MARGIN:.0%}: {html.escape(', '.join(unmatched))}.</p>"
+        if unmatched
+        else ""
+    )
     return (
-        "<p>Noise floor: per kind of client, one configuration ran twice in every round (A/A "
-        "cells, left out of every table and claim); its floor is the A/A effect a claim would "
-        "see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b across rounds, "
-        "the largest over the metrics its study's claims are judged on. It sets the margin of "
-        "its study's claims, never below 10%.</p>"
+        "<p>Noise floor: per kind of client or method, one configuration ran twice in every "
+        "round (A/A cells, left out of every table and claim); its floor is the A/A effect a "
+        "claim would see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b "
+        "across rounds, the largest over the metrics its study's claims are judged on. A "
+        "claim takes the margin of its own kind (where a study runs several, the one whose "
+        "method, call or regime its cells share) on its own metric, never below 10%.</p>"
         f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
-        "</tbody></table>"
+        f"</tbody></table>{at_floor}"
     )
 
 

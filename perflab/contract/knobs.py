@@ -278,16 +278,25 @@ class Implementations:
 
 @dataclass(frozen=True)
 class AaPair:
-    """`aa_pair`: the one configuration a study runs twice in every round (A/A cells, its
-    noise floor), as {coordinate: value}; every coordinate of `coordinates` is checked by
-    its own knob (kind and default). Empty or missing: no A/A cells."""
+    """`aa_pair`: the configurations a study runs twice in every round (A/A cells, its
+    noise floor), one mapping {coordinate: value} or a list of them, one per kind of
+    client or method whose noise its claims need (perflab.analysis.noise judges a claim
+    with the A/A of its own kind); every coordinate is checked by its own knob (kind and
+    default). Checked as a list; empty or missing: no A/A cells."""
 
     coordinates: dict[str, Knob]
 
-    def check(self, key: str, value: Any, context: Context) -> dict[str, Any]:
-        if value in (None, {}):
-            return {}
-        if not isinstance(value, dict):
+    def check(self, key: str, value: Any, context: Context) -> list[dict[str, Any]]:
+        if value in (None, {}, []):
+            return []
+        pairs = value if isinstance(value, list) else [value]
+        return [
+            self.check_one(f"{key}[{index}]" if isinstance(value, list) else key, pair, context)
+            for index, pair in enumerate(pairs)
+        ]
+
+    def check_one(self, key: str, value: Any, context: Context) -> dict[str, Any]:
+        if not isinstance(value, dict) or not value:
             raise MatrixError(
                 f"{key}: expected a mapping of {list(self.coordinates)} to values, got {value!r}"
             )
@@ -304,4 +313,5 @@ class AaPair:
 
 def aa_pair_knob(**coordinates: Knob) -> Any:
     """A study's `aa_pair` key, naming its configuration by these coordinates."""
-    return knob(AaPair(coordinates), "configuration run twice per round (A/A); empty: none", {})
+    comment = "configurations run twice per round (A/A), one per kind; empty: none"
+    return knob(AaPair(coordinates), comment, [])

@@ -173,7 +173,7 @@ class Matrix(ServerTable):
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
     )
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         implementation=Knob(Choice(KeysOf("implementations")), "the server"),
         scenario=Knob(Choice(CALLS), "list_unary, list_stream or list_save"),
         shape=Knob(Choice(SHAPES), "seed_n200 or steady"),
@@ -299,10 +299,11 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
 
 
 def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
-    """The A/A cells of `aa_pair`, sized as its latency profile's cells are."""
-    aa = matrix.aa_pair
-    if not aa:
-        return []
+    """The A/A cells of `aa_pair`, each sized as its latency profile's cells are."""
+    return [twin for aa in matrix.aa_pair for twin in aa_pair_of(run_id, matrix, aa)]
+
+
+def aa_pair_of(run_id: str, matrix: Matrix, aa: dict[str, Any]) -> list[CellSpec]:
     latency = aa["latency_profile"]
     regime = matrix.latency_overrides.get(latency, matrix)
     proxies = latency_proxies(matrix, latency)

@@ -45,7 +45,7 @@ class Matrix(ServerTable):
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
     repeats: int = knob(Int(), "cells per configuration")
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         implementation=Knob(Choice(KeysOf("implementations")), "the server"),
         scenario=Knob(Choice(SCENARIOS), "seed_n200 or steady"),
         concurrency=Knob(Int(), "ghz -c"),
@@ -98,10 +98,10 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for conns in matrix.connections
         for repeat in range(1, matrix.repeats + 1)
     ]
-    aa = matrix.aa_pair
-    if aa:
+    for aa in matrix.aa_pair:
         at = (aa["scenario"], aa["concurrency"], aa["connections"])
         cells += aa_cells(
-            lambda repeat: cell(run_id, matrix, aa["implementation"], at, repeat), matrix.repeats
+            lambda repeat, aa=aa, at=at: cell(run_id, matrix, aa["implementation"], at, repeat),
+            matrix.repeats,
         )
     return cells

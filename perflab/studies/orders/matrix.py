@@ -67,7 +67,7 @@ class Matrix(ServerAndClient):
     # A delay makes each order slow: cells with a delayed profile take their own, smaller sizes.
     delayed_clients: list[int] = knob(Ints(), "clients of a delayed profile", SameAs("clients"))
     delayed_orders: list[int] = knob(Ints(), "orders of a delayed profile", SameAs("orders"))
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         mode=Knob(Choice(MODES), "unary, bidi or bidi_pipelined"),
         security=Knob(Choice(SECURITY), "plaintext or tls"),
         clients=Knob(Int(), "clients started together"),
@@ -253,9 +253,10 @@ def sequential_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
 
 def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
     """The A/A cells of `aa_pair`: a size the client can run (orders >= clients)."""
-    aa = matrix.aa_pair
-    if not aa:
-        return []
+    return [twin for aa in matrix.aa_pair for twin in aa_pair_of(run_id, matrix, aa)]
+
+
+def aa_pair_of(run_id: str, matrix: Matrix, aa: dict[str, Any]) -> list[CellSpec]:
     if aa["orders"] < aa["clients"]:
         raise MatrixError(f"{PREFIX}.aa_pair.orders: {aa['orders']} is below its clients")
     return aa_cells(

@@ -125,7 +125,7 @@ class Matrix:
     seed_repeats: int = knob(Int(), "timeit repeats, the best counts (the seed's 5)")
     repeats: int = knob(Int(), "cells per configuration")
     timeout_s: float = knob(Number(), "a client that takes longer fails its cell", 600)
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         client=Knob(Choice(KeysOf("clients")), "the client"),
         loop=Knob(Choice(LOOPS), "its event loop"),
         scenario=Knob(Choice(SCENARIOS), "a scenario its method runs"),
@@ -230,10 +230,11 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
 
 
 def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:
-    """The A/A cells: a configuration the matrix's counts cover (its method runs its scenario)."""
-    aa = matrix.aa_pair
-    if not aa:
-        return []
+    """The A/A cells: configurations the matrix's counts cover (each method runs its scenario)."""
+    return [twin for aa in matrix.aa_pair for twin in aa_pair_of(run_id, matrix, aa)]
+
+
+def aa_pair_of(run_id: str, matrix: Matrix, aa: dict[str, Any]) -> list[CellSpec]:
     if aa["scenario"] not in matrix.methods.get(aa["method"], []):
         raise MatrixError(
             f"{PREFIX}.aa_pair: method {aa['method']} does not run {aa['scenario']} "

@@ -146,7 +146,7 @@ class Matrix:
     repeats: int = knob(Int(), "cells per configuration")
     floor: dict[str, Any] = knob(Floor(), "iperf3 / openssl floor cells; empty: none", {})
     floor_repeats: int = knob(Int(), "cells per floor", SameAs("repeats"))
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         server=Knob(Choice(KeysOf("implementations")), "the server"),
         client=Knob(Choice(KeysOf("implementations")), "the client"),
         security=Knob(Choice(SECURITIES), "none, tls or mtls"),
@@ -258,15 +258,14 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for repeat in range(1, matrix.floor_repeats + 1)
         for name in matrix.floor
     ]
-    aa = matrix.aa_pair
-    twins = (
-        aa_cells(
-            lambda repeat: grpc_cell(
+    twins = [
+        twin
+        for aa in matrix.aa_pair
+        for twin in aa_cells(
+            lambda repeat, aa=aa: grpc_cell(
                 run_id, matrix, aa["server"], aa["client"], aa["security"], aa["size"], repeat
             ),
             matrix.repeats,
         )
-        if aa
-        else []
-    )
+    ]
     return every_pair + own_pair_once + floor + twins

@@ -78,7 +78,7 @@ class Matrix(ServerAndClient):
     refuse_without_memory: bool = knob(
         Flag(), "refuse a cell the host has not the memory for (memory_needed)", True
     )
-    aa_pair: dict[str, Any] = aa_pair_knob(
+    aa_pair: list[dict[str, Any]] = aa_pair_knob(
         strategy=Knob(Choice(STRATEGIES), "the server's cache strategy"),
         message=Knob(Choice(MESSAGES), "mono or separated"),
         folder=Knob(Choice(KeysOf("folders")), "the folder"),
@@ -157,10 +157,9 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for strategy in matrix.strategies
         for repeat in range(1, matrix.repeats + 1)
     ]
-    aa = matrix.aa_pair
-    if aa:
+    for aa in matrix.aa_pair:
         cells += aa_cells(
-            lambda repeat: cell(
+            lambda repeat, aa=aa: cell(
                 run_id, matrix, aa["folder"], aa["message"], aa["strategy"], repeat
             ),
             matrix.repeats,
