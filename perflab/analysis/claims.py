@@ -22,9 +22,10 @@ SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
 # The method a claim's cells ran: the seed's own ("seed": hello seed_n200, pyclients
 # method=seed) or a steadier one ("steady"); "" where a study has one method only.
 METHODS = ("", "seed", "steady")
-# Library stacks a claim may be judged on (a `stack` cell parameter, pyclients), and the id
-# suffix of each copy: the current stack's keeps the claim's own id.
-STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack"}
+# Library stacks a claim may be judged on (a `stack` cell parameter: pyclients' seed001,
+# hello's and aws_io's seed000), and the id suffix of each copy: the current stack's keeps
+# the claim's own id. A claim names one seed, so one seed stack, and `-seed-stack` is it.
+STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack", "seed000": "-seed-stack"}
 CURRENT_STACK = "current"
 # The `reading` of a claim that judges a seed's expectation (a caveat, no result of its own).
 EXPECTATION = "expectation"
@@ -408,6 +409,7 @@ def read_claims(path: str | Path) -> list[Claim]:
         for i, raw in enumerate(document["claims"])
         for copy in on_stacks(f"claims[{i}]", parse_claim(i, raw), raw.get("stacks"))
     ]
+    claims = unpaired_on_other_stacks(claims)
     seen: set[str] = set()
     for claim in claims:
         if claim.id in seen:
@@ -436,6 +438,10 @@ def on_stack(claim: Claim, stack: str) -> Claim:
     suffix = STACK_SUFFIXES[stack]
 
     def side(selector: Selector) -> Selector:
+        # A side that names its stack keeps it on every copy: a library the seed did not
+        # pin (seed 000's grpclib) is the current one on the seed's stack too.
+        if "stack" in selector.params:
+            return selector
         return replace(selector, params={**selector.params, "stack": stack})
 
     return replace(
@@ -447,6 +453,18 @@ def on_stack(claim: Claim, stack: str) -> Claim:
         stack=stack,
         stack_of="" if stack == CURRENT_STACK else claim.id,
     )
+
+
+def unpaired_on_other_stacks(claims: list[Claim]) -> list[Claim]:
+    """A copy on another stack whose sibling is not judged there (hello runs seed 000's
+    grpcio in the seed's method only) has no sibling; on the current stack it keeps it."""
+    ids = {claim.id for claim in claims}
+    return [
+        replace(claim, sibling="")
+        if claim.stack_of and claim.sibling and claim.sibling not in ids
+        else claim
+        for claim in claims
+    ]
 
 
 def check_siblings(path: Path, claims: list[Claim]) -> None:
