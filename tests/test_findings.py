@@ -129,6 +129,10 @@ def test_not_run_says_the_host_had_no_python_for_the_pin_or_that_it_ran():
         "(grpcio 1.28.1 installed here in a venv of its own on Python 3.8.18: "
         "the -seed-stack readings)."
     )
+    # Its own reading names the versions the stack's venv held, not the run's.
+    held = {**present, "python_packages": {"grpcio": "1.28.1"}}
+    stacked = versions_line(on_stack(ours, "seed000"), READERS, with_stack(held))
+    assert stacked.startswith("Libraries: this run grpcio 1.28.1, the seed's stack;")
     # One host without it is enough for the reading to be absent.
     both = with_stack(present)
     both["hosts"]["client"] = with_stack(absent)["hosts"]["localhost"]

@@ -113,7 +113,10 @@ def versions_line(claim: Claim, readers: Readers, manifest: dict[str, Any]) -> s
     if not packages:
         return ""
     if claim.stack and claim.stack != CURRENT_STACK:
-        ours = readers.stacks.get(claim.stack, claim.stack) + ", the seed's stack"
+        # What the stack's venv held where its role recorded it, else what readers.yml pins.
+        held = (run_stack(manifest, claim.stack) or {}).get("python_packages") or {}
+        said = ", ".join(f"{p} {held[p]}" for p in packages if p in held)
+        ours = (said or readers.stacks.get(claim.stack, claim.stack)) + ", the seed's stack"
     else:
         installed = run_packages(manifest)
         ours = (
