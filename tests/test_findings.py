@@ -97,6 +97,48 @@ def test_versions_name_the_run_and_the_seed_and_why_the_seeds_are_not_run():
     assert versions_line(claim(study="watch"), READERS, MANIFEST) == ""
 
 
+def test_a_side_that_names_its_stack_keeps_it_on_the_seed_stack():
+    unpinned = {"implementation": "b", "scenario": "steady", "params": {"stack": "current"}}
+    seed = on_stack(claim(study="hello", denominator=unpinned), "seed000")
+    assert seed.id.endswith("-seed-stack")
+    assert seed.numerator.params["stack"] == "seed000"
+    assert seed.denominator.params["stack"] == "current"
+    # The other way: a side naming none takes the copy's stack.
+    assert on_stack(claim(study="hello"), "seed000").denominator.params["stack"] == "seed000"
+
+
+def with_stack(record: dict) -> dict:
+    """MANIFEST with roles/seed000_stack's record (perflab.host.manifest.stack_facts)."""
+    versions = {**MANIFEST["hosts"]["localhost"]["versions"], "stacks": {"seed000": record}}
+    return {"hosts": {"localhost": {"versions": versions}}}
+
+
+def test_not_run_says_the_host_had_no_python_for_the_pin_or_that_it_ran():
+    ours = claim(seed=SEED_000)
+    absent = {"stack": "seed000", "installed": False, "python": "", "looked_for": ["python3.8"]}
+    line = versions_line(ours, READERS, with_stack(absent))
+    assert "not run here: grpcio 1.28.1 has wheels for Python 2.7, 3.5, 3.6, 3.7, 3.8 only" in line
+    assert line.endswith(
+        "this run's Python is 3.11.7, and the host has none of them (looked for python3.8))."
+    )
+    # The other way: the role found a Python 3.8 and installed the pin.
+    present = {**absent, "installed": True, "python": "3.8.18"}
+    line = versions_line(ours, READERS, with_stack(present))
+    assert "not run here" not in line
+    assert line.endswith(
+        "(grpcio 1.28.1 installed here in a venv of its own on Python 3.8.18: "
+        "the -seed-stack readings)."
+    )
+    # Its own reading names the versions the stack's venv held, not the run's.
+    held = {**present, "python_packages": {"grpcio": "1.28.1"}}
+    stacked = versions_line(on_stack(ours, "seed000"), READERS, with_stack(held))
+    assert stacked.startswith("Libraries: this run grpcio 1.28.1, the seed's stack;")
+    # One host without it is enough for the reading to be absent.
+    both = with_stack(present)
+    both["hosts"]["client"] = with_stack(absent)["hosts"]["localhost"]
+    assert "not run here" in versions_line(ours, READERS, both)
+
+
 def test_depends_on_the_stack_only_where_the_stacks_disagree():
     base = claim(study="pyclients")
     current, seed = on_stack(base, "current"), on_stack(base, "seed001")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from perflab.contract.cell import CellRecord
-from perflab.host.manifest import build_manifest
+from perflab.host.manifest import build_manifest, stack_facts
 
 COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "git_sha": "bbb"}
 
@@ -77,3 +77,19 @@ def test_cells_read_the_revision_the_host_copy_recorded(tmp_path):
     # Ansible's template may hand the flag over as text.
     (tmp_path / "REVISION.json").write_text('{"git_sha": "abc", "dirty": "True"}')
     assert CellRecord.revision_of(tmp_path) == "abc-dirty"
+
+
+def test_stack_facts_carry_each_stack_roles_record_and_its_venvs_versions(tmp_path):
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    absent = {"stack": "seed000", "installed": False, "python": "", "looked_for": ["python3.8"]}
+    (stacks / "seed000.json").write_text(json.dumps(absent))
+    assert stack_facts(tmp_path) == {"seed000": absent}
+    # The other way: installed, so the versions its venv holds are read (none: no venv here).
+    present = {**absent, "installed": True, "python": "3.8.18", "venv": str(tmp_path / "v")}
+    (stacks / "seed000.json").write_text(json.dumps(present))
+    assert stack_facts(tmp_path)["seed000"] == {**present, "python_packages": {}}
+    # A record that cannot be read says so, and counts as not installed.
+    (stacks / "seed000.json").write_text("{")
+    assert stack_facts(tmp_path)["seed000"]["installed"] is False
+    assert stack_facts(tmp_path / "nowhere") == {}

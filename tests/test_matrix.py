@@ -5,7 +5,14 @@ from perflab.host.impls import discover
 from perflab.studies import UnknownStudy, get_study
 from tests.conftest import REPO, matrix_only, study_vars
 
-KNOWN = {"python/grpcio_sync", "python/grpc_aio", "python/grpclib", "cpp/hello", "go/hello"}
+KNOWN = {
+    "python/grpcio_sync",
+    "python/grpcio_sync_seed000",
+    "python/grpc_aio",
+    "python/grpclib",
+    "cpp/hello",
+    "go/hello",
+}
 
 
 def hello_cells(profile: str, **changes):
@@ -24,11 +31,30 @@ def test_hello_matrix_names_only_existing_servers():
 def test_quick_profile_expands_every_server_shape_concurrency_and_repeat():
     cells = hello_cells("quick")
     repeats = study_vars("hello")[0]["repeats"]
-    assert len(cells) == 7 * 2 * 4 * repeats
+    # Seven servers in both scenarios, and the two grpcio sync ones again on seed 000's
+    # grpcio 1.28.1 in the seed's own scenario.
+    assert len(cells) == 7 * 2 * 4 * repeats + 2 * 1 * 4 * repeats
     assert len({c.cell_id for c in cells}) == len(cells)
     # Repeats interleave: every repeat-1 cell runs before any repeat-2 cell.
     repeats = [c.repeat for c in cells]
     assert repeats == sorted(repeats)
+
+
+def test_seed_stack_cells_run_seed_000s_grpcio_in_the_seed_scenario_only():
+    cells = hello_cells("quick")
+    seed = [c for c in cells if c.params.get("stack") == "seed000"]
+    assert {c.implementation for c in seed} == {"grpcio_sync_w1", "grpcio_sync_w10"}
+    assert {c.scenario for c in seed} == {"seed_n200"}
+    assert {c.server.impl for c in seed} == {"python/grpcio_sync_seed000"}
+    assert all("-seed000-" in c.cell_id for c in seed)
+    # The current stack's cells keep their ids and params: no `stack` (it reads as current).
+    current = [c for c in cells if c not in seed]
+    assert all("stack" not in c.params and "seed000" not in c.cell_id for c in current)
+    # The other way: a run of the current stack only has none.
+    assert not any("stack" in c.params for c in hello_cells("quick", stacks=["current"]))
+    # Nor a stack scenario the servers do not run in.
+    steady_only = hello_cells("quick", stack_scenarios=["steady"])
+    assert {c.scenario for c in steady_only if c.params.get("stack")} == {"steady"}
 
 
 def test_smoke_profile_is_one_short_cell_per_server():

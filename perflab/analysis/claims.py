@@ -22,9 +22,10 @@ SELECTOR_KEYS = {"implementation", "scenario", "client", "params"}
 # The method a claim's cells ran: the seed's own ("seed": hello seed_n200, pyclients
 # method=seed) or a steadier one ("steady"); "" where a study has one method only.
 METHODS = ("", "seed", "steady")
-# Library stacks a claim may be judged on (a `stack` cell parameter, pyclients), and the id
-# suffix of each copy: the current stack's keeps the claim's own id.
-STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack"}
+# Library stacks a claim may be judged on (a `stack` cell parameter: pyclients' seed001,
+# hello's and aws_io's seed000), and the id suffix of each copy: the current stack's keeps
+# the claim's own id. A claim names one seed, so one seed stack, and `-seed-stack` is it.
+STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack", "seed000": "-seed-stack"}
 CURRENT_STACK = "current"
 # How a claim's clients ran (a `client_order` cell parameter, orders): the id suffix and the
 # reading of the seed each copy judges. Seed 003's prose starts its clients together, its
@@ -423,6 +424,7 @@ def read_claims(path: str | Path) -> list[Claim]:
         for stacked in on_stacks(f"claims[{i}]", parse_claim(i, raw), raw.get("stacks"))
         for copy in on_client_orders(f"claims[{i}]", stacked, raw.get("client_orders"))
     ]
+    claims = unpaired_on_other_stacks(claims)
     seen: set[str] = set()
     for claim in claims:
         if claim.id in seen:
@@ -451,6 +453,10 @@ def on_stack(claim: Claim, stack: str) -> Claim:
     suffix = STACK_SUFFIXES[stack]
 
     def side(selector: Selector) -> Selector:
+        # A side that names its stack keeps it on every copy: a library the seed did not
+        # pin (seed 000's grpclib) is the current one on the seed's stack too.
+        if "stack" in selector.params:
+            return selector
         return replace(selector, params={**selector.params, "stack": stack})
 
     return replace(
@@ -510,6 +516,18 @@ def on_client_order(claim: Claim, order: str, changes: dict[str, Any]) -> Claim:
         client_order=order,
         client_order_of="" if order == PARALLEL else claim.id,
     )
+
+
+def unpaired_on_other_stacks(claims: list[Claim]) -> list[Claim]:
+    """A copy on another stack whose sibling is not judged there (hello runs seed 000's
+    grpcio in the seed's method only) has no sibling; on the current stack it keeps it."""
+    ids = {claim.id for claim in claims}
+    return [
+        replace(claim, sibling="")
+        if claim.stack_of and claim.sibling and claim.sibling not in ids
+        else claim
+        for claim in claims
+    ]
 
 
 def check_siblings(path: Path, claims: list[Claim]) -> None:

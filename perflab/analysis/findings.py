@@ -113,7 +113,10 @@ def versions_line(claim: Claim, readers: Readers, manifest: dict[str, Any]) -> s
     if not packages:
         return ""
     if claim.stack and claim.stack != CURRENT_STACK:
-        ours = readers.stacks.get(claim.stack, claim.stack) + ", the seed's stack"
+        # What the stack's venv held where its role recorded it, else what readers.yml pins.
+        held = (run_stack(manifest, claim.stack) or {}).get("python_packages") or {}
+        said = ", ".join(f"{p} {held[p]}" for p in packages if p in held)
+        ours = (said or readers.stacks.get(claim.stack, claim.stack)) + ", the seed's stack"
     else:
         installed = run_packages(manifest)
         ours = (
@@ -123,18 +126,34 @@ def versions_line(claim: Claim, readers: Readers, manifest: dict[str, Any]) -> s
     line = f"Libraries: this run {ours}"
     if seed.get("versions"):
         line += f"; the seed {seed['versions']}"
-        why = why_not_run(seed.get("wheels") or {}, run_python(manifest))
+        stack = run_stack(manifest, str(seed.get("stack") or ""))
+        why = why_not_run(seed.get("wheels") or {}, run_python(manifest), stack)
         if why:
             line += f" ({why})"
     return line + "."
 
 
-def why_not_run(wheels: dict[str, list[str]], python: str) -> str:
+def why_not_run(
+    wheels: dict[str, list[str]], python: str, stack: dict[str, Any] | None = None
+) -> str:
     """Why the run has no cells on the seed's pinned versions, from the Python versions each
-    has wheels for (readers.yml `wheels`) and the run's Python (its manifest): 'not run here:
-    grpcio 1.28.1 has wheels for Python 2.7, ..., 3.8 only; this run's Python is 3.11.7'."""
+    has wheels for (readers.yml `wheels`), the run's Python (its manifest) and what the
+    seed's stack role found on the hosts (`stack`, run_stack; None: the run predates it):
+    'not run here: grpcio 1.28.1 has wheels for Python 2.7, ..., 3.8 only; this run's
+    Python is 3.11.7, and the host has none of them (looked for python3.8, ...)'. Where the
+    role installed the pins, what they ran on instead."""
     if not wheels:
         return ""
+    if stack and stack.get("installed"):
+        pins = ", ".join(wheels)
+        return (
+            f"{pins} installed here in a venv of its own on Python {stack.get('python')}: "
+            "the -seed-stack readings"
+        )
+    none_here = ""
+    if stack is not None:
+        looked = ", ".join(map(str, stack.get("looked_for") or [])) or "nothing"
+        none_here = f", and the host has none of them (looked for {looked})"
     if not python:
         return "not run here; this run's manifest records no Python version to check against"
     minor = ".".join(python.split(".")[:2])
@@ -146,7 +165,26 @@ def why_not_run(wheels: dict[str, list[str]], python: str) -> str:
         f"{pin} has wheels for Python {', '.join(map(str, pythons))} only"
         for pin, pythons in missing
     )
-    return f"not run here: {said}; this run's Python is {python}"
+    return f"not run here: {said}; this run's Python is {python}{none_here}"
+
+
+def run_stack(manifest: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """What the role of library stack `name` recorded over the run's hosts (the manifest's
+    `versions.stacks`): installed only where every host that recorded it installed it;
+    None where no host recorded it (a run before the role, or no stack named)."""
+    records = (
+        [
+            ((host or {}).get("versions") or {}).get("stacks", {}).get(name)
+            for host in (manifest.get("hosts") or {}).values()
+        ]
+        if name
+        else []
+    )
+    found = [record for record in records if record]
+    if not found:
+        return None
+    missing = [record for record in found if not record.get("installed")]
+    return missing[0] if missing else found[0]
 
 
 def run_python(manifest: dict[str, Any]) -> str:

@@ -273,6 +273,12 @@ class Implementations:
             Impl().check(f"{key}.{name}.impl", entry["impl"], context)
             if not isinstance(entry.get("options", {}), dict):
                 raise MatrixError(f"{key}.{name}.options: expected a mapping")
+            # The same server on another library stack (hello's seed000): stack -> impl.
+            stacks = entry.get("stacks", {})
+            if not isinstance(stacks, dict):
+                raise MatrixError(f"{key}.{name}.stacks: expected a mapping of stack to impl")
+            for stack, impl in stacks.items():
+                Impl().check(f"{key}.{name}.stacks.{stack}", impl, context)
         return value
 
 

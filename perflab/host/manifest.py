@@ -109,6 +109,24 @@ def ghz_versions(bin_dir: Path) -> list[str]:
     return sorted(p.name.removeprefix("ghz-") for p in bin_dir.glob("ghz-*"))
 
 
+def stack_facts(home: Path) -> dict[str, Any]:
+    """Library stack -> what its role found on this host ({home}/stacks/<stack>.json, written
+    by roles/seed000_stack): whether it installed, on which Python, and where it did, the
+    versions its venv holds; {} where no such role ran."""
+    found: dict[str, Any] = {}
+    for path in sorted((home / "stacks").glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            found[path.stem] = {"installed": False, "error": f"unreadable {path.name}: {exc}"}
+            continue
+        venv = str(record.get("venv") or "")
+        if record.get("installed") and venv:
+            record["python_packages"] = venv_packages(Path(venv) / "bin" / "python")
+        found[path.stem] = record
+    return found
+
+
 def host_facts(paths: HostPaths) -> dict[str, Any]:
     """What a reader needs to judge a number from this host."""
     return {
@@ -131,6 +149,7 @@ def host_facts(paths: HostPaths) -> dict[str, Any]:
             "ghz_installed": ghz_versions(paths.bin),
             "python_packages": venv_packages(paths.python),
             "debian_packages": debian_versions(),
+            "stacks": stack_facts(paths.home),
         },
     }
 

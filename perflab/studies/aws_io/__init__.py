@@ -8,7 +8,7 @@ STUDY = Study(
     expand=expand,
     uses_ghz=True,
     # Toxiproxy: latency profiles other than "none" delay S3 and MongoDB through it.
-    builds=("codegen_python", "ghz", "toxiproxy"),
+    builds=("codegen_python", "seed000_stack", "ghz", "toxiproxy"),
     server_builds=("s3_versitygw", "mongo_ferretdb"),
     # The bucket holds its objects and MongoDB answers, or the run is refused before any cell.
     servers_check=("perflab.studies.aws_io.objstore", "ready"),

@@ -7,7 +7,7 @@ STUDY = Study(
     id="hello",
     expand=expand,
     uses_ghz=True,
-    builds=("codegen_python", "go_build", "cpp_build", "ghz"),
+    builds=("codegen_python", "seed000_stack", "go_build", "cpp_build", "ghz"),
 )
 
 __all__ = ["STUDY"]

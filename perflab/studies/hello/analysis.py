@@ -26,8 +26,11 @@ SEED_CONNECTIONS = 1
 
 
 def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """The study's rows, with `connections` 1 where a cell did not record it."""
-    return params.with_defaults(frame[frame["study"] == STUDY], ("connections",))
+    """The study's rows on the current library stack, with `connections` 1 where a cell did
+    not record it. Cells on seed 000's grpcio (`stack` seed000) are judged by the claims'
+    -seed-stack readings; the tables stay the current stack's."""
+    rows = params.with_defaults(frame[frame["study"] == STUDY], ("connections", "stack"))
+    return rows[rows["stack"] == params.RECORDED_LATE["stack"]]
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:

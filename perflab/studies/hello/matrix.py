@@ -30,6 +30,11 @@ SCENARIOS = ("seed_n200", "steady")
 PREFIX = "perflab_matrix_hello"
 # More concurrent streams than ghz can open on one host.
 MAX_CONCURRENCY = 10_000
+# Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
+# (requirements-seed000.txt, roles/seed000_stack), run by the servers whose implementation
+# names an impl for it (`stacks`), in the scenarios of `stack_scenarios`.
+CURRENT = "current"
+STACKS = (CURRENT, "seed000")
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,10 @@ class Matrix(ServerTable):
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
     repeats: int = knob(Int(), "cells per configuration")
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    stack_scenarios: list[str] = knob(
+        Choices(SCENARIOS), "scenarios a stack other than current runs", ["seed_n200"]
+    )
     aa_pair: list[dict[str, Any]] = aa_pair_knob(
         implementation=Knob(Choice(KeysOf("implementations")), "the server"),
         scenario=Knob(Choice(SCENARIOS), "seed_n200 or steady"),
@@ -69,21 +78,45 @@ def ghz_load(
     return spec, params
 
 
-def cell(run_id: str, matrix: Matrix, name: str, at: tuple[str, int, int], repeat: int) -> CellSpec:
+def stack_impl(matrix: Matrix, name: str, stack: str, scenario: str) -> str | None:
+    """The impl that runs server `name` on `stack` in `scenario`; None: none there."""
+    entry = matrix.implementations[name]
+    if stack == CURRENT:
+        return entry["impl"]
+    if scenario not in matrix.stack_scenarios:
+        return None
+    return entry.get("stacks", {}).get(stack)
+
+
+def cell(
+    run_id: str,
+    matrix: Matrix,
+    name: str,
+    at: tuple[str, int, int],
+    repeat: int,
+    stack: str = CURRENT,
+) -> CellSpec:
     """One server's cell at (scenario, concurrency, connections) in one round."""
     scenario, concurrency, conns = at
     entry = matrix.implementations[name]
     load_spec, params = ghz_load(matrix, scenario, concurrency, conns)
+    # The current stack's cells keep their ids and params (a missing `stack` reads as current).
+    on_stack = "" if stack == CURRENT else f"-{stack}"
+    if on_stack:
+        params["stack"] = stack
     return CellSpec(
         run_id=run_id,
         study="hello",
-        cell_id=f"{name}-{scenario}-c{concurrency}{connections_suffix(conns)}-r{repeat}",
+        cell_id=f"{name}-{scenario}-c{concurrency}{connections_suffix(conns)}{on_stack}-r{repeat}",
         scenario=scenario,
         implementation=name,
         client="ghz",
         params=params,
         repeat=repeat,
-        server=ServerSpec(impl=entry["impl"], options=dict(entry.get("options", {}))),
+        server=ServerSpec(
+            impl=stack_impl(matrix, name, stack, scenario) or entry["impl"],
+            options=dict(entry.get("options", {})),
+        ),
         load=load_spec,
     )
 
@@ -91,9 +124,11 @@ def cell(run_id: str, matrix: Matrix, name: str, at: tuple[str, int, int], repea
 def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[CellSpec]:
     matrix = validate(Matrix, PREFIX, config, known_impls)
     cells = [
-        cell(run_id, matrix, name, (scenario, concurrency, conns), repeat)
+        cell(run_id, matrix, name, (scenario, concurrency, conns), repeat, stack)
         for name in matrix.run_implementations
+        for stack in matrix.stacks
         for scenario in matrix.scenarios
+        if stack_impl(matrix, name, stack, scenario)
         for concurrency in matrix.concurrency
         for conns in matrix.connections
         for repeat in range(1, matrix.repeats + 1)

@@ -3,7 +3,8 @@
 As seed 000's sync_server.py, with 1 or 10 worker threads. The boto3 client and the
 MongoClient are made once per process and shared by the workers (both are thread-safe).
 On exit it prints one line `STATS {...}`: calls, messages sent and errors per method,
-which is how streaming cells count their messages.
+which is how streaming cells count their messages. It also runs on seed 000's grpcio 1.28.1
+(python/aws_io_grpcio_seed000, Python 3.8): no syntax or API newer than both.
 """
 
 from __future__ import annotations
@@ -19,14 +20,22 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-import boto3
-import grpc
-import objects_pb2
-import objects_pb2_grpc
-import pymongo
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-from pymongo.errors import PyMongoError
+# A server on another library stack (impl.toml *_seed000) names that stack's generated code
+# with --gen-path; it goes first on sys.path, before PYTHONPATH's, which an older protobuf
+# cannot import. Taken out of argv before the parser sees it.
+if "--gen-path" in sys.argv:
+    _at = sys.argv.index("--gen-path")
+    sys.path.insert(0, sys.argv[_at + 1])
+    del sys.argv[_at : _at + 2]
+
+import boto3  # noqa: E402
+import grpc  # noqa: E402
+import objects_pb2  # noqa: E402
+import objects_pb2_grpc  # noqa: E402
+import pymongo  # noqa: E402
+from botocore.config import Config  # noqa: E402
+from botocore.exceptions import BotoCoreError, ClientError  # noqa: E402
+from pymongo.errors import PyMongoError  # noqa: E402
 
 # The helpers both aws_io servers share live beside them (like the pyclients' harness).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "aws_io_common"))
@@ -171,6 +180,8 @@ def main() -> None:
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
+    # Which grpcio serves is on record in the server's log (two stacks run this file).
+    print(f"grpcio {grpc.__version__}", flush=True)
     print("READY", flush=True)
     done.wait()
     # The load is over when the runner stops the server: a call still running was given up

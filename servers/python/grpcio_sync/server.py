@@ -1,13 +1,28 @@
-"""hello study: grpcio's synchronous server, one ThreadPoolExecutor of --workers threads."""
+"""hello study: grpcio's synchronous server, one ThreadPoolExecutor of --workers threads.
+
+It also runs on seed 000's grpcio 1.28.1 (python/grpcio_sync_seed000, Python 3.8): no
+syntax or API newer than both.
+"""
+
+from __future__ import annotations
 
 import argparse
 import signal
+import sys
 from concurrent import futures
 from types import FrameType
 
-import grpc
-import hello_pb2
-import hello_pb2_grpc
+# A server on another library stack (impl.toml *_seed000) names that stack's generated code
+# with --gen-path; it goes first on sys.path, before PYTHONPATH's, which an older protobuf
+# cannot import. Taken out of argv before the parser sees it.
+if "--gen-path" in sys.argv:
+    _at = sys.argv.index("--gen-path")
+    sys.path.insert(0, sys.argv[_at + 1])
+    del sys.argv[_at : _at + 2]
+
+import grpc  # noqa: E402
+import hello_pb2  # noqa: E402
+import hello_pb2_grpc  # noqa: E402
 
 # Long enough for in-flight calls to finish, short enough for the runner's stop timeout.
 GRACE_S = 2.0
@@ -44,6 +59,8 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     server.start()
+    # Which grpcio serves is on record in the server's log (two stacks run this file).
+    print(f"grpcio {grpc.__version__}", flush=True)
     print("READY", flush=True)
     server.wait_for_termination()
 
