@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
+from perflab.analysis.checked_coverage import coverage_sentence, read_results
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.design_power import DesignPower, design_power, powers_sentence
 from perflab.analysis.findings import (
@@ -94,6 +95,8 @@ class Replication:
     topology: str = "localhost"
     # Per claim, whether the pooled runs (data/readings/) agree (perflab.analysis.pooled).
     pooled: dict[str, str] = field(default_factory=dict)
+    # What the simulation suite found about the intervals' coverage (checked_coverage).
+    coverage: str = ""
 
     def listed(self) -> list[Verdict]:
         """The verdicts the index lists: a claim of a study the run left out (make run
@@ -234,6 +237,7 @@ def replicate(
         run.manifest or {},
         run.topology,
         pooled_agreements(reference_dir, verdicts),
+        coverage_sentence(read_results(reference_dir)),
     )
 
 
@@ -382,6 +386,8 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines += [f"<p>{html.escape(text)}</p>" for text in seed_paragraphs(replication.listed())]
     powers = {v.claim.id: design_power(v) for v in replication.listed()}
     lines.append(f"<p>{html.escape(powers_sentence(list(powers.values())))} {POWER_NOTE}</p>")
+    if replication.coverage:
+        lines.append(f"<p>{html.escape(replication.coverage)}</p>")
     head = ["seed", "claim", "test", "published", "measured [interval]", "verdict", "rounds"]
     head.append("power of this design")
     head.append("configurations")

@@ -1,0 +1,61 @@
+"""What the simulation suite (perflab.analysis.simulation, `make simulate`) found about the
+intervals' coverage, as one sentence the index states: the labels the verdicts print are
+only as good as this check, so the index cites it with its trial count and its worst case."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS_NAME = "simulation.json"
+
+
+def read_results(reference_dir: Path) -> dict[str, Any] | None:
+    """The suite's written results beside the claims, or None where it was never run."""
+    path = reference_dir / RESULTS_NAME
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def worst(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The case whose coverage falls furthest below its label, in Monte Carlo errors."""
+    return min(
+        records,
+        key=lambda r: (r["coverage"] - r["label"]) / max(r["coverage_error"], 1e-3),
+    )
+
+
+def case_name(record: dict[str, Any]) -> str:
+    return record["case"]["name"]
+
+
+def coverage_sentence(document: dict[str, Any] | None) -> str:
+    """The index's sentence on the checked coverage, from the suite's results file."""
+    if not document or not document.get("results"):
+        return (
+            "The intervals' coverage is not checked by simulation on this checkout "
+            f"(no data/reference/{RESULTS_NAME}; make simulate writes it)."
+        )
+    records = document["results"]
+    corrected = [r for r in records if r["corrections"]]
+    removed = [r for r in records if not r["corrections"]]
+    held = [r for r in corrected if r["passes"]]
+    low = worst(corrected)
+    sentence = (
+        f"Coverage checked by simulation through the real verdict code "
+        f"(data/reference/{RESULTS_NAME}, {document['trials']:,} trials a case): "
+        f"{len(held)} of {len(corrected)} designs keep their labelled coverage within three "
+        f"Monte Carlo standard errors (the lowest, \u201c{case_name(low)}\u201d: "
+        f"{low['coverage']:.1%} \u00b1 {low['coverage_error']:.1%} against {low['label']:.0%})"
+    )
+    missed = [case_name(r) for r in corrected if not r["passes"]]
+    if missed:
+        sentence += f"; not kept: {', '.join(missed)}"
+    failing = sum(not r["passes"] for r in removed)
+    return (
+        sentence
+        + f". With the corrections removed, {failing} of {len(removed)} designs fall short of "
+        "their label, which is what the corrections are for."
+    )

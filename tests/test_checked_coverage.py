@@ -1,0 +1,74 @@
+"""The index's sentence on the simulated coverage: generated from the suite's results file,
+and tested where it must come out the other way (a design that misses its label, a file
+that is absent)."""
+
+from __future__ import annotations
+
+import json
+
+from perflab.analysis.checked_coverage import coverage_sentence, read_results
+
+
+def record(name: str, corrections: bool, coverage: float, label: float, error: float) -> dict:
+    passes = coverage >= label - 3 * max(error, 1e-3)
+    return {
+        "case": {"name": name},
+        "corrections": corrections,
+        "coverage": coverage,
+        "coverage_error": error,
+        "label": label,
+        "passes": passes,
+    }
+
+
+def suite(*records: dict, trials: int = 10_000) -> dict:
+    return {"trials": trials, "results": list(records)}
+
+
+def test_every_design_kept_names_the_lowest_and_the_trials():
+    text = coverage_sentence(
+        suite(
+            record("equal spreads", True, 0.953, 0.95, 0.002),
+            record("SD ratio 10", True, 0.947, 0.95, 0.002),
+            record("equal spreads", False, 0.90, 0.90, 0.003),
+            record("SD ratio 10", False, 0.79, 0.90, 0.004),
+        )
+    )
+    assert "10,000 trials a case" in text
+    assert "2 of 2 designs keep their labelled coverage" in text
+    assert "the lowest, \u201cSD ratio 10\u201d: 94.7% \u00b1 0.2% against 95%" in text
+    assert "not kept" not in text
+    assert "With the corrections removed, 1 of 2 designs fall short" in text
+
+
+def test_a_design_that_misses_its_label_is_named():
+    text = coverage_sentence(
+        suite(
+            record("equal spreads", True, 0.953, 0.95, 0.002),
+            record("drift", True, 0.80, 0.95, 0.004),
+            record("drift", False, 0.70, 0.90, 0.004),
+        )
+    )
+    assert "1 of 2 designs keep" in text
+    assert "not kept: drift" in text
+    assert "the lowest, \u201cdrift\u201d" in text
+
+
+def test_no_results_file_says_the_coverage_is_unchecked(tmp_path):
+    assert read_results(tmp_path) is None
+    assert "not checked by simulation" in coverage_sentence(None)
+    (tmp_path / "simulation.json").write_text(
+        json.dumps(suite(record("a", True, 0.95, 0.95, 0.002), record("a", False, 0.8, 0.9, 0.004)))
+    )
+    assert "1 of 1 designs keep" in coverage_sentence(read_results(tmp_path))
+
+
+def test_the_committed_results_give_a_sentence_of_their_own_figures():
+    from tests.conftest import REPO
+
+    document = read_results(REPO / "data" / "reference")
+    assert document is not None
+    text = coverage_sentence(document)
+    assert f"{document['trials']:,} trials a case" in text
+    kept = sum(r["passes"] for r in document["results"] if r["corrections"])
+    assert f"{kept} of " in text
