@@ -14,6 +14,7 @@ STUDY = Study(
     builds=("codegen_python", "tls_certs", "go_build", "cpp_build", "host_packages"),
     claim_frame=LazyHook("perflab.studies.throughput.analysis", "claim_frame"),
     seed_rows=LazyHook("perflab.studies.throughput.analysis", "seed_rows"),
+    seed_metrics=(("throughput", "throughput"),),
 )
 
 __all__ = ["STUDY"]
