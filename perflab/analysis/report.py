@@ -132,7 +132,7 @@ def render_run(
     run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     clear_figures(out_dir)
-    judged = judge(run_dir, reference_dir, hooks)
+    judged = judge(run_dir, reference_dir, hooks, side_by_side=True)
     cache = write_cache(judged, reference_dir, out_dir)
     try:
         return render_pages(run_dir, reference_dir, out_dir, notebooks)
