@@ -109,6 +109,17 @@ def test_a_wrong_figure_a_wrong_metric_and_a_figure_without_source_are_flagged(t
     assert [p.split(":")[0] for p in problems] == ["wrong-figure", "wrong-metric", "no-source"]
 
 
+def test_a_study_s_own_metric_is_on_its_seed_metric_for_its_claims_only(tables):
+    # Both servers made 200 calls: the figure is right, only the metric is in question.
+    counted = claim(id="counted", metric="count", published_from=claim_source("count"))
+    assert published_figure(counted, tables) == pytest.approx(1.0)
+    wrong = ["counted: published on count, the run on count"]
+    assert published_problems([counted], tables) == wrong
+    assert published_problems([counted], tables, {"hello": (("count", "count"),)}) == []
+    # Another study's own metric says nothing of this study's claims.
+    assert published_problems([counted], tables, {"watch": (("count", "count"),)}) == wrong
+
+
 def test_a_list_selects_any_of_its_values_and_names_the_seeds_configurations(tables):
     both = {"implementation": "a", "params": {"concurrency": [2, 10]}}
     one = claim(

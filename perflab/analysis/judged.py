@@ -43,10 +43,13 @@ class JudgedRun:
         return self.replication.for_study(study)
 
 
-def judge(run_dir: str | Path, reference_dir: str | Path, hooks: StudyHooks) -> JudgedRun:
-    """Read the run once and judge it, and its reference run, once."""
+def judge(
+    run_dir: str | Path, reference_dir: str | Path, hooks: StudyHooks, side_by_side: bool = False
+) -> JudgedRun:
+    """Read the run once and judge it, and its reference run, once (`side_by_side`: the
+    reference in a second process meanwhile, perflab.analysis.replication.replicate)."""
     run = read(run_dir, hooks)
-    return JudgedRun(run, replicate(run, reference_dir))
+    return JudgedRun(run, replicate(run, reference_dir, side_by_side=side_by_side))
 
 
 def fingerprint(*folders: Path) -> str:

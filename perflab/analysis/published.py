@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # The run's metric -> the reference metrics whose figure is on it (a ratio of the two
-# groups' values, or a ratio the seed states in words).
+# groups' values, or a ratio the seed states in words); a study's own metrics are its
+# record's (Study.seed_metrics, handed to published_problems).
 SAME_METRIC: dict[str, set[str]] = {
     "rps": {"ok_rps"},
     "rps_ghz": {"rps"},
@@ -38,7 +39,6 @@ SAME_METRIC: dict[str, set[str]] = {
     "client_ctx_switches_voluntary": {"ctx_switches_voluntary"},
     "client_ctx_switches_involuntary": {"ctx_switches_involuntary"},
     "numbers_per_s": {"numbers_per_s", "prose_throughput_ratio"},
-    "throughput": {"throughput"},
     "tls_over_none": {"tls_over_none"},
     "elapsed_per_1000_orders": {"elapsed_per_1000_orders", "claim_elapsed_per_1000_orders"},
     "server_cpu_seconds": {"core_seconds"},
@@ -271,10 +271,16 @@ def seed_figures(claim: Claim, rows: pd.DataFrame) -> dict[tuple[str, ...], floa
     return figures(claim, rows)
 
 
-def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:
+def published_problems(
+    claims: list[Claim],
+    rows: pd.DataFrame,
+    own_metrics: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> list[str]:
     """Every claim whose `published` is not what its `published_from` computes (rounded as
-    written: within 0.6%, or 0.005), whose source is on another metric than the run's, or
-    that states a figure without a source."""
+    written: within 0.6%, or 0.005), whose source is on another metric than the run's (the
+    shared SAME_METRIC, or its study's pairs in `own_metrics`: study -> (run metric, seed
+    metric) pairs, Study.seed_metrics), or that states a figure without a source."""
+    own_metrics = own_metrics or {}
     problems = []
     for claim in claims:
         source = claim.published_from
@@ -282,7 +288,8 @@ def published_problems(claims: list[Claim], rows: pd.DataFrame) -> list[str]:
             if claim.published is not None:
                 problems.append(f"{claim.id}: published {claim.published} with no published_from")
             continue
-        if source.metric not in SAME_METRIC.get(claim.metric, set()):
+        own = (claim.metric, source.metric) in own_metrics.get(claim.study, ())
+        if not own and source.metric not in SAME_METRIC.get(claim.metric, set()):
             problems.append(f"{claim.id}: published on {source.metric}, the run on {claim.metric}")
         computed = published_figure(claim, rows)
         if claim.published is None or not math.isclose(

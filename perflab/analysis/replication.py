@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from perflab.analysis.published import (
     read_reference_tables,
     with_seed_configurations,
 )
-from perflab.analysis.run import Run, read
+from perflab.analysis.run import Run, StudyHooks, read
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -193,12 +194,14 @@ def replicate(
     study: str | None = None,
     against: Run | None = None,
     judging: Judging | None = None,
+    side_by_side: bool = False,
 ) -> Replication:
     """The verdicts of one run (one study's claims, or all), with the reference's beside,
     or those of the run `against` names (e.g. a second run of the same commit); with a
     `judging` given both are judged with it. Without one each run is judged with the margins
     its own A/A cells set per metric (perflab.analysis.noise), the margins its own index
-    uses, so a run's verdicts do not depend on which view judges it."""
+    uses, so a run's verdicts do not depend on which view judges it. `side_by_side` reads
+    and judges the reference run in a second process meanwhile (a report's renderer)."""
     reference_dir = Path(reference_dir)
     claims = reference_claims(reference_dir, run.seed_rows_hooks)
     noise = noise_floor(run, claims)
@@ -208,25 +211,25 @@ def replicate(
     judging = judging or Judging()
     if study is not None:
         claims = [claim for claim in claims if claim.study == study]
-    verdicts = judge_run_looks(run, claims, judging, by_study) if claims else []
-    other = against
-    if other is None:
-        folder = reference_run(run, reference_dir)
-        other = read(folder, run.hooks) if folder is not None and claims else None
-    compared = other is not None and bool(claims)
-    # Each run is judged with the margins its own A/A cells set, whichever view asks: the
-    # index of a run and `verdicts --against` it then agree (issue 26, item 6).
-    theirs = (
-        judge_run_looks(
-            other, claims, judging, {} if given else noise_floor(other, claims).judging_by_study()
+    folder = reference_run(run, reference_dir) if against is None and claims else None
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        # The two runs share nothing: on 2 cores the reference is judged meanwhile.
+        reference = (
+            pool.submit(judge_other, folder, run.hooks, claims, judging, given)
+            if folder is not None and side_by_side
+            else None
         )
-        if compared
-        else None
-    )
+        verdicts = judge_run_looks(run, claims, judging, by_study) if claims else []
+        other = against if against is not None else folder
+        theirs_id, theirs = (None, None)
+        if reference is not None:
+            theirs_id, theirs = reference.result()
+        elif other is not None and claims:
+            theirs_id, theirs = judge_other(other, run.hooks, claims, judging, given)
     return Replication(
         run.run_id,
         verdicts,
-        other.run_id if compared and other is not None else None,
+        theirs_id,
         theirs,
         judging,
         noise,
@@ -239,6 +242,18 @@ def replicate(
         pooled_agreements(reference_dir, verdicts),
         coverage_sentence(read_results(reference_dir)),
     )
+
+
+def judge_other(
+    other: Run | Path, hooks: StudyHooks, claims: list[Claim], judging: Judging, given: bool
+) -> tuple[str, list[Verdict]]:
+    """The run beside (a Run, or the folder to read it from with `hooks`) and its verdicts.
+    Each run is judged with the margins its own A/A cells set, whichever view asks: the
+    index of a run and `verdicts --against` it then agree (issue 26, item 6)."""
+    if not isinstance(other, Run):
+        other = read(other, hooks)
+    by_study = {} if given else noise_floor(other, claims).judging_by_study()
+    return other.run_id, judge_run_looks(other, claims, judging, by_study)
 
 
 def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,17 @@ def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str)
     return html
 
 
+def render_side_by_side(jobs: list[tuple[Path, Path, dict[str, str], str]]) -> list[Path]:
+    """`render` each job, as many at once as this machine has cores (each kernel and each
+    HTML export is one busy process), in the jobs' order; the first error raised stops the
+    report. Each page is its own process already (its kernel), so two cores take two."""
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers <= 1:
+        return [render(*job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(render, *zip(*jobs, strict=True)))
+
+
 def machine_paths(*folders: Path) -> list[str]:
     """Absolute paths of this machine a page must not show: the run's folders, the home
     folder and the Python environment (tracebacks and warnings name files under it)."""
@@ -120,7 +132,7 @@ def render_run(
     run_dir, reference_dir, out_dir = run_dir.resolve(), reference_dir.resolve(), out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     clear_figures(out_dir)
-    judged = judge(run_dir, reference_dir, hooks)
+    judged = judge(run_dir, reference_dir, hooks, side_by_side=True)
     cache = write_cache(judged, reference_dir, out_dir)
     try:
         return render_pages(run_dir, reference_dir, out_dir, notebooks)
@@ -138,11 +150,11 @@ def render_pages(run_dir: Path, reference_dir: Path, out_dir: Path, notebooks: P
         "reference_dir": os.path.relpath(reference_dir, out_dir),
         "out_dir": ".",
     }
-    pages = [
-        render(notebooks / f"{study}.ipynb", out_dir, params, study)
-        for study in studies_in(run_dir, notebooks)
-        if study != OVERVIEW
-    ]
+    studies = [study for study in studies_in(run_dir, notebooks) if study != OVERVIEW]
+    pages = render_side_by_side(
+        [(notebooks / f"{study}.ipynb", out_dir, params, study) for study in studies]
+    )
+    # Last and alone: the overview links the study pages it finds written beside it.
     overview = render(notebooks / f"{OVERVIEW}.ipynb", out_dir, params, OVERVIEW)
     index = out_dir / "index.html"
     overview.replace(index)

@@ -54,6 +54,10 @@ class Study:
     # Its metrics on the run's terms computed from its reference table (the seed's figures
     # for its claims), or None; called on the controller only, like claim_frame.
     seed_rows: SeedRows | None = None
+    # Its own run metrics and the seed tables' metric each is on the same terms as, as
+    # (run metric, seed metric) pairs: a claim of this study on the run metric may take its
+    # published figure from that seed metric (perflab.analysis.published.published_problems).
+    seed_metrics: tuple[tuple[str, str], ...] = ()
     # A pseudo-study (calibration) has cells but no notebook, reference table or page.
     pseudo: bool = False
 
