@@ -53,21 +53,23 @@ def test_smoke_run_writes_the_data_contract(smoke_run):
     host = next(iter(manifest["hosts"].values()))
     assert host["cpus"] >= 1 and host["versions"]["ghz_installed"]
     hello = study_vars("hello")[0]["implementations"]
+    # Two copies of each A/A configuration (one per method the study runs).
+    aa = 2 * len(study_vars("hello")[0]["aa_pair"])
     cells = sorted((run / "hello").glob("*/cell.json"))
-    # One smoke cell per server, the A/A pair that measures the run's noise floor, and the
+    # One smoke cell per server, the A/A pairs that measure the run's noise floor, and the
     # cells the adaptive look gave the open claims (one repeat decides nothing: every claim
     # is open, the cheapest get a second round within smoke's minute).
     (look,) = json.loads((run / "adaptive.json").read_text())["taken"]
     assert look["open_claims"] and look["cells"], look
     added = [name for name in look["cells"] if name.startswith("hello/")]
     assert all(name.endswith("-r2") and (run / name / "cell.json").is_file() for name in added)
-    assert len(cells) == len(hello) + 2 + len(added)
-    assert len([path for path in cells if path.parent.name.startswith("aa-")]) == 2
+    assert len(cells) == len(hello) + aa + len(added)
+    assert len([path for path in cells if path.parent.name.startswith("aa-")]) == aa
     for path in cells:
         cell = json.loads(path.read_text())
         assert cell["status"] in ("ok", "bound"), (path, cell["error"])
     # Progress: Ansible labelled every cell with its position; the look said what it gave.
-    assert f"[{len(hello) + 2}/{len(hello) + 2}] hello/" in first.stdout
+    assert f"[{len(hello) + aa}/{len(hello) + aa}] hello/" in first.stdout
     assert "look 1 of 1: " in first.stdout and "claim(s) open" in first.stdout
     # The matrices are validated and the run announced once, not again by every study.
     assert first.stdout.count(f"run {RUN_ID}, profile smoke") == 1
