@@ -302,9 +302,7 @@ class Warmup:
     def summary(
         self, args: argparse.Namespace, connected: Connected, t0: float
     ) -> dict[str, object]:
-        errors: collections.Counter[str] = collections.Counter()
-        for s in self.samples:
-            errors.update(s.errors)
+        errors = counted_errors(self.samples)
         return {
             "orders_per_client": args.warmup,
             "orders_ok": sum(len(s.rtt) for s in self.samples),
@@ -404,13 +402,10 @@ def run_sequential(args: argparse.Namespace) -> dict[str, object]:
         "client_elapsed_s": client_elapsed,
         "cumulative_s": cumulative,
     }
-    warm_errors: collections.Counter[str] = collections.Counter()
-    for s in warm:
-        warm_errors.update(s.errors)
     result["warmup"] = {
         "orders_per_client": args.warmup,
         "orders_ok": sum(len(s.rtt) for s in warm),
-        "errors": dict(warm_errors),
+        "errors": dict(counted_errors(warm)),
     }
     result["metrics"] += distribution_s("client_elapsed", client_elapsed)
     return result
@@ -427,13 +422,19 @@ def distribution_s(name: str, values_s: list[float]) -> list[dict[str, object]]:
     ]
 
 
+def counted_errors(samples: list[Samples]) -> collections.Counter[str]:
+    """Every client's errors, by message, counted together."""
+    errors: collections.Counter[str] = collections.Counter()
+    for s in samples:
+        errors.update(s.errors)
+    return errors
+
+
 def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> dict[str, object]:
     rtt = [v for s in samples for v in s.rtt]
     request_oneway = [v for s in samples for v in s.request_oneway]
     reply_oneway = [v for s in samples for v in s.reply_oneway]
-    errors: collections.Counter[str] = collections.Counter()
-    for s in samples:
-        errors.update(s.errors)
+    errors = counted_errors(samples)
     ok = len(rtt)
     metrics: list[dict[str, object]] = [
         {"metric": "orders_ok", "value": ok, "unit": "orders"},
