@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from perflab.analysis import judged, replication
+from perflab.analysis import run as run_module
 from perflab.cli import claim_frame_hooks
 from perflab.contract import cell
 from tests.conftest import REPO
@@ -28,8 +29,14 @@ def counted(monkeypatch, tmp_path: Path):
     shutil.copytree(FIXTURE, tmp_path / "ref-run")
     shutil.copytree(FIXTURE, tmp_path / "run")
     reads: Counter[Path] = Counter()
+    parsed: Counter[Path] = Counter()
     judged_runs: Counter[str] = Counter()
     read_cell_json, judge_run_looks = cell.read_cell_json, replication.judge_run_looks
+    cell_metrics = run_module.cell_metrics
+
+    def counting_parse(folder: Path, record: dict):
+        parsed[folder / "cell.json"] += 1
+        return cell_metrics(folder, record)
 
     def counting_read(path: Path):
         reads[path] += 1
@@ -41,11 +48,12 @@ def counted(monkeypatch, tmp_path: Path):
 
     monkeypatch.setattr(cell, "read_cell_json", counting_read)
     monkeypatch.setattr(replication, "judge_run_looks", counting_judge)
-    return tmp_path, reference, reads, judged_runs
+    monkeypatch.setattr(run_module, "cell_metrics", counting_parse)
+    return tmp_path, reference, reads, judged_runs, parsed
 
 
 def test_a_report_reads_each_cell_once_and_judges_each_run_once(counted):
-    root, reference, reads, judged_runs = counted
+    root, reference, reads, judged_runs, parsed = counted
     result = judged.judge(root / "run", reference, claim_frame_hooks())
     out = root / "out"
     out.mkdir()
@@ -58,12 +66,14 @@ def test_a_report_reads_each_cell_once_and_judges_each_run_once(counted):
     cells = sorted(root.glob("*/*/*/cell.json"))
     assert len(cells) == 2 * len(list(FIXTURE.glob("*/*/cell.json"))) > 0
     assert reads == Counter({path: 1 for path in cells})
+    # Each cell's raw files parsed once too, though the run builds two frames of them.
+    assert parsed == Counter({path: 1 for path in cells})
     assert judged_runs == Counter({"run": 1, "ref-run": 1})
     assert result.replication.reference_id == "ref-run"
 
 
 def test_without_a_cache_of_this_content_the_notebook_reads_and_judges_itself(counted):
-    root, reference, reads, judged_runs = counted
+    root, reference, reads, judged_runs, _ = counted
     out = root / "out"
     out.mkdir()
     judged.write_cache(judged.judge(root / "run", reference, claim_frame_hooks()), reference, out)

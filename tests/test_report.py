@@ -83,3 +83,22 @@ def test_a_table_without_its_index_renders_the_same_twice():
     assert first == again  # pandas would draw a random table id each time
     other = hide_index(table.assign(**{"req/s": [9.0, 9.5]})).to_html()
     assert first.split('id="', 1)[1][:12] != other.split('id="', 1)[1][:12]
+
+
+def test_the_overview_links_the_pages_the_renderer_writes_not_those_it_finds(tmp_path):
+    from perflab.analysis.report import largest_first, study_links, study_pages
+
+    run_dir = tmp_path / "run"
+    for study, cells in (("hello", 3), ("orders", 5)):
+        for n in range(cells):
+            (run_dir / study / f"cell-{n}").mkdir(parents=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    # A page of an earlier render lingers; the pages of this render are not written yet.
+    (out / "watch.html").write_text("stale")
+    assert study_pages(out, "hello,orders") == {"hello": "hello.html", "orders": "orders.html"}
+    assert 'href="orders.html"' in study_links(run_dir, out, "hello,orders")
+    # Without a plan (JupyterLab on a run) the pages found beside the index are linked.
+    assert study_pages(out) == {"watch": "watch.html"}
+    assert study_links(run_dir, out).startswith("<p>No study page")
+    assert largest_first(run_dir, ["hello", "orders"]) == ["orders", "hello"]

@@ -70,11 +70,15 @@ def judge_looks(
     for look in schedule:
         limit = frame["study"].map(rounds).fillna(0).astype(float) + look.extra_rounds
         part = frame[frame["repeat"].astype(float) <= limit]
+        # Each claim reads its own study's rows: split once per look, not masked per claim.
+        study_rows = dict(tuple(part.groupby("study", sort=False)))
+        no_rows = part.iloc[0:0]
         for claim in claims:
             if claim.id in settled and settled[claim.id].verdict != INCONCLUSIVE:
                 continue
             base = judging_of(claim, by_study, judging)
-            verdict = judge(claim, part, topology, replace(base, coverage=look.coverage))
+            rows = study_rows.get(claim.study, no_rows)
+            verdict = judge(claim, rows, topology, replace(base, coverage=look.coverage))
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
             earlier = settled.get(claim.id)
             if earlier is not None and verdict.rounds == earlier.rounds:

@@ -9,7 +9,7 @@ import perflab without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,8 +97,11 @@ def read_run(run_dir: str | Path, include_aa: bool = False) -> pd.DataFrame:
     return tidy_frame(iter_cells(run_dir, include_aa=include_aa), run_dir.name)
 
 
-def tidy_frame(cells: Iterable[RunCell], run_id: str) -> pd.DataFrame:
-    """The cells as tidy rows; a failed cell adds a row metric 'failed'."""
+def tidy_frame(
+    cells: Iterable[RunCell], run_id: str, parsed: Mapping[Path, list[Metric]] | None = None
+) -> pd.DataFrame:
+    """The cells as tidy rows; a failed cell adds a row metric 'failed'. `parsed`: each
+    cell folder's metrics where the caller parsed its raw files already (Run.metrics)."""
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
@@ -116,7 +119,8 @@ def tidy_frame(cells: Iterable[RunCell], run_id: str) -> pd.DataFrame:
         }
         if cell["status"] == "failed":
             rows.append({**base, "metric": "failed", "value": 1.0, "unit": "cells"})
-        for metric in cell_metrics(folder, cell):
+        found = parsed[folder] if parsed is not None else cell_metrics(folder, cell)
+        for metric in found:
             rows.append(
                 {**base, "metric": metric.metric, "value": metric.value, "unit": metric.unit}
             )

@@ -28,7 +28,7 @@ from perflab.analysis.decisions import (
     decide,
     holding_edge,
 )
-from perflab.analysis.intervals import TARGET_COVERAGE, paired_log_t_interval
+from perflab.analysis.intervals import TARGET_COVERAGE, Interval, student_t_quantile
 
 TRIALS = 2000
 
@@ -92,13 +92,25 @@ def verdict_shares(
     rng: random.Random,
 ) -> tuple[float, float]:
     """The shares of simulated runs that read "holds" and "does not hold", at a true
-    `effect`, with the per-round log ratios' spread `sigma`."""
-    counts = {HOLDS: 0, FAILS: 0}
+    `effect`, with the per-round log ratios' spread `sigma`. Each trial's rounds are drawn
+    from `rng` in turn, and its paired t interval is the engine's
+    (intervals.paired_log_t_interval), computed for every trial at once: an index asks for
+    some 450 000 of them, a minute of CPU one by one."""
+    import numpy as np
+
     target = max(TARGET_COVERAGE, DECIDING_COVERAGE)
-    for _ in range(trials):
-        pairs = [(effect * math.exp(rng.gauss(0, sigma)), 1.0) for _ in range(rounds)]
-        interval = paired_log_t_interval(pairs, target)
-        verdict = decide(interval, bound, margin, DECIDING_COVERAGE)[0]
+    counts = {HOLDS: 0, FAILS: 0}
+    if rounds < 2:
+        return 0.0, 0.0
+    draws = [math.log(effect * math.exp(rng.gauss(0, sigma))) for _ in range(trials * rounds)]
+    logs = np.array(draws).reshape(trials, rounds)
+    centres = logs.mean(axis=1)
+    spreads = logs.std(axis=1, ddof=1)
+    half = student_t_quantile(1 - (1 - target) / 2, rounds - 1) * spreads / math.sqrt(rounds)
+    label = f"paired t interval of {rounds} rounds"
+    lows, highs = np.exp(centres - half).tolist(), np.exp(centres + half).tolist()
+    for low, high in zip(lows, highs, strict=True):
+        verdict = decide(Interval(low, high, target, label), bound, margin, DECIDING_COVERAGE)[0]
         if verdict in counts:
             counts[verdict] += 1
     return counts[HOLDS] / trials, counts[FAILS] / trials

@@ -203,22 +203,22 @@ def replicate(
     uses, so a run's verdicts do not depend on which view judges it. `side_by_side` reads
     and judges the reference run in a second process meanwhile (a report's renderer)."""
     reference_dir = Path(reference_dir)
-    claims = reference_claims(reference_dir, run.seed_rows_hooks)
-    noise = noise_floor(run, claims)
     # A judging given by the caller is every study's; else each study's own floor sets its.
     given = judging is not None
-    by_study = {} if given else noise.judging_by_study()
     judging = judging or Judging()
-    if study is not None:
-        claims = [claim for claim in claims if claim.study == study]
-    folder = reference_run(run, reference_dir) if against is None and claims else None
+    folder = reference_run(run, reference_dir) if against is None else None
     with ProcessPoolExecutor(max_workers=1) as pool:
-        # The two runs share nothing: on 2 cores the reference is judged meanwhile.
+        # The two runs share nothing: on 2 cores the reference is read and judged meanwhile,
+        # from the start (its claims are the same file's, read there too).
         reference = (
-            pool.submit(judge_other, folder, run.hooks, claims, judging, given)
+            pool.submit(judge_reference, folder, run.hooks, reference_dir, study, judging, given)
             if folder is not None and side_by_side
             else None
         )
+        every_claim = reference_claims(reference_dir, run.seed_rows_hooks)
+        claims = of_study(every_claim, study)
+        noise = noise_floor(run, every_claim)
+        by_study = {} if given else noise.judging_by_study()
         verdicts = judge_run_looks(run, claims, judging, by_study) if claims else []
         other = against if against is not None else folder
         theirs_id, theirs = (None, None)
@@ -242,6 +242,28 @@ def replicate(
         pooled_agreements(reference_dir, verdicts),
         coverage_sentence(read_results(reference_dir)),
     )
+
+
+def of_study(claims: list[Claim], study: str | None) -> list[Claim]:
+    """The claims of one study (every claim where `study` is None)."""
+    return claims if study is None else [claim for claim in claims if claim.study == study]
+
+
+def judge_reference(
+    folder: Path,
+    hooks: StudyHooks,
+    reference_dir: Path,
+    study: str | None,
+    judging: Judging,
+    given: bool,
+) -> tuple[str | None, list[Verdict] | None]:
+    """The reference run in `folder` judged on the same claims as the run (nothing where
+    the study has none), in a process of its own (`replicate`)."""
+    other = read(folder, hooks)
+    claims = of_study(reference_claims(reference_dir, other.seed_rows_hooks), study)
+    if not claims:
+        return None, None
+    return judge_other(other, hooks, claims, judging, given)
 
 
 def judge_other(

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.frames import cell_table, read_manifest, tidy_frame
+from perflab.analysis.frames import cell_metrics, cell_table, read_manifest, tidy_frame
 from perflab.analysis.ledger import Ledger
 from perflab.contract.bounds import FLOORED_METRICS
 from perflab.contract.cell import RunCell, iter_cells
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from perflab.analysis.claims import Claim
     from perflab.analysis.published import ReferenceRowsHook
     from perflab.contract.bounds import EffectiveCeiling
+    from perflab.contract.parsers import Metric
 
 # A study's derived metrics for the verdict engine, from the run's tidy frame.
 ClaimFrameHook = Callable[["pd.DataFrame"], "pd.DataFrame"]
@@ -80,13 +81,19 @@ class Run:
         ]
 
     @cached_property
+    def metrics(self) -> dict[Path, list[Metric]]:
+        """Each cell folder's metrics, its raw files parsed once for both frames below
+        (parsing is most of reading a run: ghz's JSON above all)."""
+        return {cell.folder: cell_metrics(cell.folder, cell.record) for cell in self.cells}
+
+    @cached_property
     def frame(self) -> pd.DataFrame:
         """The tidy rows (perflab.analysis.frames), A/A cells left out."""
-        return tidy_frame(self.cells_of(), self.run_id)
+        return tidy_frame(self.cells_of(), self.run_id, self.metrics)
 
     @cached_property
     def frame_with_aa(self) -> pd.DataFrame:
-        return tidy_frame(self.cells_of(include_aa=True), self.run_id)
+        return tidy_frame(self.cells_of(include_aa=True), self.run_id, self.metrics)
 
     @cached_property
     def cell_table(self) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,11 +68,18 @@ class Reading:
     def se(self) -> float | None:
         """The standard error on the log scale the interval implies; None where it has no
         width or touches 0 (a rate of 0, a ratio with no interval)."""
-        from scipy.stats import norm
-
         if not (self.low > 0 and self.high > self.low and 0 < self.coverage < 1):
             return None
-        return (math.log(self.high) - math.log(self.low)) / (2 * norm.ppf(0.5 + self.coverage / 2))
+        return (math.log(self.high) - math.log(self.low)) / (2 * normal_quantile(self.coverage))
+
+
+@cache
+def normal_quantile(coverage: float) -> float:
+    """The z of a two-sided normal interval of `coverage` (scipy's ppf costs a millisecond,
+    and a report asks it for every reading of every pooled run: a few coverages in all)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + coverage / 2))
 
 
 @dataclass(frozen=True)
@@ -233,9 +241,7 @@ def recover_run(repo: Path, commit: str, run_id: str, into: Path) -> Path:
     return into / "data" / run_id
 
 
-def collect_runs(
-    sources: list[Path], claims: list[Claim], hooks: StudyHooks
-) -> list[RunReadings]:
+def collect_runs(sources: list[Path], claims: list[Claim], hooks: StudyHooks) -> list[RunReadings]:
     """Every source's readings; a run named twice is an error naming both sources."""
     runs: dict[str, tuple[Path, RunReadings]] = {}
     for source in sources:

@@ -404,10 +404,39 @@ def lower_bounds(rows: pd.DataFrame) -> bool:
     return bool(((rows["status"] == "bound") & rows["metric"].isin(FLOORED_METRICS)).any())
 
 
-def failed_by_pair(claim: Claim, frame: pd.DataFrame, selector: Selector) -> dict[tuple, int]:
-    """Per configuration, how many of the side's cells failed (no value to compare)."""
-    failed = select(frame[frame["status"] == "failed"], selector).drop_duplicates("cell_id")
-    return {key: len(part) for key, part in values_by_pair(claim, "", failed, True).items()}
+def failed_by_pair(claim: Claim, failed: pd.DataFrame, selector: Selector) -> dict[tuple, int]:
+    """Per configuration, how many of the side's cells failed (no value to compare), from
+    the rows of the run's failed cells."""
+    if failed.empty:
+        return {}
+    chosen = select(failed, selector).drop_duplicates("cell_id")
+    return {key: len(part) for key, part in values_by_pair(claim, "", chosen, True).items()}
+
+
+# What judging reads of a row besides the claim's own parameters (ratio_pair, lower_bounds).
+JUDGED_COLUMNS = (
+    "implementation",
+    "scenario",
+    "client",
+    "repeat",
+    "metric",
+    "value",
+    "cell_id",
+    "status",
+    "lower_bound",
+)
+
+
+def claim_columns(claim: Claim, frame: pd.DataFrame) -> list[str]:
+    """The frame's columns a ratio claim is judged on, in the frame's order."""
+    assert claim.denominator is not None
+    wanted = {
+        *JUDGED_COLUMNS,
+        *claim.pair_by,
+        *claim.numerator.params,
+        *claim.denominator.params,
+    }
+    return [column for column in frame.columns if column in wanted]
 
 
 FAILED_RULE = (
@@ -421,13 +450,17 @@ def judge_ratio(claim: Claim, frame: pd.DataFrame, judging: Judging) -> list[Pai
     whose cells failed is kept and says how many; with any failed cell it is inconclusive
     (FAILED_RULE), with no cell left on a side it has no interval."""
     assert claim.denominator is not None
-    rows = frame[(frame["metric"] == claim.metric) & (frame["status"] != "failed")]
     sides = claim.numerator, claim.denominator
+    # Only the columns this claim reads: a run's frame holds every study's parameters, and
+    # each selection below would copy all of them (most of judging's time before).
+    frame = frame[claim_columns(claim, frame)]
+    rows = frame[(frame["metric"] == claim.metric) & (frame["status"] != "failed")]
     measured_sides = [
         values_by_pair(claim, name, select(rows, side))
         for name, side in zip(("numerator", "denominator"), sides, strict=True)
     ]
-    failed = [failed_by_pair(claim, frame, side) for side in sides]
+    failed_rows = frame[frame["status"] == "failed"]
+    failed = [failed_by_pair(claim, failed_rows, side) for side in sides]
     both = [
         key
         for key in set(measured_sides[0]) | set(failed[0])
