@@ -424,6 +424,12 @@ def test_per_core_throughput_is_shown_only_at_saturation():
     table = capacity.per_core([saturated, idle], capacity.all_steps([saturated, idle]))
     assert table.loc["py", "req/s per server core"] == round(2000 / 0.98)
     assert table.loc["go", "req/s per server core"] == "– (not saturated)"
+    assert table.loc["go", "saturated"] == "no: the generator's limit came first"
+    assert table.loc["py", "saturated"] == "yes"
+    # A server whose latency ended its search below saturation: not the generator's doing.
+    queued = search("py", (2000, 2200, "server"), rate_steps(2000, 3), cores_per_call=4e-4)
+    why = capacity.per_core([queued], capacity.all_steps([queued])).loc["py", "saturated"]
+    assert why == "no: 80% busy; its latency ended the search first"
 
 
 def test_what_was_not_measured_lists_generator_limits_missing_floor_and_short_p999():
@@ -449,6 +455,12 @@ def test_p999_is_shown_only_for_steps_with_the_calls_it_needs():
     enough = capacity.all_steps([search("py", (0, 0, "server"), rate_steps(20000, 3))])
     assert capacity.rate_table(enough)["p99_9_ms"].iloc[0] == pytest.approx(6.0)
     assert capacity.p999_sentence(enough).startswith("p99.9 is shown for every step")
+    both = capacity.all_steps(
+        [search("py", (0, 0, "server"), rate_steps(20000, 3) + rate_steps(2000, 3))]
+    )
+    shown = capacity.rate_table_shown(both)["p99_9_ms"]
+    assert shown.loc[("py", 2000)] == "–" and shown.loc[("py", 20000)] == pytest.approx(6.0)
+    assert capacity.rate_table_shown(short).equals(capacity.rate_table(short))
 
 
 def test_the_series_step_is_the_highest_held_rate_of_a_server_limited_search():
@@ -486,3 +498,86 @@ def test_an_old_ladder_run_is_named_and_not_analysed():
     )
     assert "old ghz ladder" in capacity.old_ladder(cells[cells["study"] == "capacity"])
     assert capacity.old_ladder(cells.iloc[0:0]) == ""
+
+
+# --- the page's figures ---------------------------------------------------------------------
+
+
+def overlapping_tick_labels(fig) -> list[tuple[str, str, str]]:
+    """(axes title, label, label) for every two shown tick labels of one axis whose drawn
+    boxes overlap: read from the rendered figure, as a reader sees them."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            shown = [
+                (label.get_text(), label.get_window_extent(renderer))
+                for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]
+                for label in (tick.label1, tick.label2)
+                if label.get_visible() and label.get_text() and low <= tick.get_loc() <= high
+            ]
+            for i, (text, box) in enumerate(shown):
+                for other, other_box in shown[i + 1 :]:
+                    if box.overlaps(other_box):
+                        found.append((ax.get_title(), text, other))
+    return found
+
+
+@pytest.mark.parametrize(
+    "rates",
+    [
+        # Under two decades: matplotlib's default labels 3x10^3 and 4x10^3 side by side.
+        (500, 1000, 2000, 3000, 3500, 4000, 5000, 6000),
+        (500, 1000, 2000, 2250, 2500, 3000),
+        # Under one decade, and over three.
+        (3000, 3500, 4000, 5000, 6000),
+        (250, 500, 4000, 16000, 64000, 250000),
+    ],
+)
+def test_latency_figure_tick_labels_do_not_overlap(rates):
+    import matplotlib.pyplot as plt
+
+    found = [
+        search(name, (0, 0, "server"), [s for r in rates for s in rate_steps(r, p99 * r / 500)])
+        for name, p99 in (("a", 2.0), ("b", 0.3), ("c", 40.0))
+    ]
+    fig = capacity.latency_figure(capacity.all_steps(found), 10.0, 2.0)
+    try:
+        labels = [t.get_text() for t in fig.axes[0].xaxis.get_ticklabels() if t.get_text()]
+        assert len(labels) >= 2, labels  # an axis that shows no scale is no fix
+        assert overlapping_tick_labels(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_the_fixture_runs_latency_figure_has_no_overlapping_tick_labels():
+    import matplotlib.pyplot as plt
+
+    fig = capacity.latency_figure(
+        capacity.all_steps(capacity.searches(read_folder(FIXTURE))), 10.0, 2.0
+    )
+    try:
+        assert overlapping_tick_labels(fig) == []
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_the_step_series_names_its_units_and_whether_the_step_held(held):
+    import matplotlib.pyplot as plt
+
+    found = [search("py", (0, 0, "server"), rate_steps(2000, 3 if held else 30, held=held))]
+    shown = capacity.all_steps(found).iloc[0]
+    fig = capacity.series_figure(shown)
+    try:
+        rate_ax, p99_ax = fig.axes
+        assert "calls/s" in rate_ax.get_ylabel() and "(ms)" in p99_ax.get_ylabel()
+        title = rate_ax.get_title()
+        assert (": held," in title) is held and (": not held," in title) is not held
+        assert f"p99 of its measured calls {3 if held else 30:.2f} ms" in title
+        # Rates drawn from zero: a 1% wobble does not fill the panel.
+        assert rate_ax.get_ylim()[0] == 0 and p99_ax.get_ylim()[0] == 0
+    finally:
+        plt.close(fig)

@@ -76,9 +76,7 @@ def test_up_reaches_both_hosts_over_ssh_through_checked_veths(topology):
         assert f"{host}" in recap and "unreachable=0" in recap and "failed=0" in recap
     # The routes the playbook asserted, asked again here: each goes through its own veth.
     assert "dev pl-mgmt-srv" in run("ip", "-o", "route", "get", "10.77.1.2")
-    assert "dev pl-data-cli" in run(
-        "ip", "-netns", "perflab-client", "-o", "route", "get", "10.77.0.1"
-    )
+    assert_data_route()
     # ssh with the generated key and strict host key checking lands in the right namespace.
     key, known = HOME / "netns" / "id_ed25519", HOME / "netns" / "known_hosts"
     for address, name in (("10.77.1.2", "perflab-server"), ("10.77.1.6", "perflab-client")):
@@ -123,12 +121,18 @@ def test_up_reaches_both_hosts_over_ssh_through_checked_veths(topology):
     assert "Check that Ansible logs in" not in wrong.stdout
 
 
-def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(topology, tmp_path):
+def test_orders_aws_io_and_capacity_run_across_the_veth_with_services_beside_the_server(
+    topology, tmp_path
+):
     """The study playbooks on the netns topology (smoke): every server started by the agent
-    in perflab-server, aws_io's S3 and MongoDB running in that namespace too, and the
-    adaptive look's rounds run there as well."""
+    in perflab-server, aws_io's S3 and MongoDB running in that namespace too, capacity's
+    generator in perflab-client loading it across the data veth, and the adaptive look's
+    rounds run there as well."""
     up = topology
     assert up.returncode == 0, up.stdout[-4000:] + up.stderr
+    # Before any cell connects: the client namespace reaches the server's data address
+    # through the data veth, not any other route.
+    assert_data_route()
     run_id = "netns-smoke"
     try:
         result = ansible(
@@ -148,7 +152,7 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
             "-e",
             f"perflab_data_dir={tmp_path}",
             "-e",
-            '{"perflab_studies": ["orders", "aws_io"]}',
+            '{"perflab_studies": ["orders", "aws_io", "capacity"]}',
             timeout=1200,
         )
     finally:
@@ -171,7 +175,7 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
     (look,) = ledger["taken"]
     assert look["note"] == "no claim is open" or look["chosen_claims"], look
     assert all((run_dir / name / "cell.json").is_file() for name in look["cells"])
-    for study in ("orders", "aws_io"):
+    for study in ("orders", "aws_io", "capacity"):
         cells = [json.loads(p.read_text()) for p in (run_dir / study).glob("*/cell.json")]
         assert cells, f"no {study} cell in {run_dir}"
         for cell in cells:
@@ -187,6 +191,39 @@ def test_orders_and_aws_io_run_across_the_veth_with_services_beside_the_server(t
     assert not leaked, leaked
     resources = (next((run_dir / "aws_io").glob("*list_save*")) / "resources.csv").read_text()
     assert "dependency_s3" in resources and "dependency_mongo" in resources
+    assert_capacity_loaded_the_server_across_the_veth(run_dir)
+
+
+def assert_data_route() -> None:
+    """The client namespace's route to the server's data address goes through our veth."""
+    assert "dev pl-data-cli" in run(
+        "ip", "-netns", "perflab-client", "-o", "route", "get", "10.77.0.1"
+    )
+
+
+def assert_capacity_loaded_the_server_across_the_veth(run_dir: Path) -> None:
+    """Every capacity search's generator dialled the server's data address, and its steps
+    read with the server's CPU, sampled by the agent in the server namespace."""
+    import json
+
+    from perflab.analysis.run import read
+    from perflab.studies.capacity import analysis as capacity
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["topology"] == "netns" and "capacity" in manifest["studies"]
+    folders = sorted((run_dir / "capacity").glob("*/cell.json"))
+    assert folders, f"no capacity cell in {run_dir}"
+    for cell in folders:
+        argv = json.loads((cell.parent / "client.argv.json").read_text())
+        target = argv[argv.index("--target") + 1]
+        assert target.startswith("10.77.0.1:"), argv
+        report = json.loads((cell.parent / "client.json").read_text())
+        assert report["config"]["target"] == target
+    found = capacity.searches(read(run_dir))
+    steps = capacity.all_steps(found)
+    assert {s.implementation for s in found} and not steps.empty
+    # Server CPU per step comes from the agent's samples, moved onto the client's clock.
+    assert (steps["server_cores"] > 0).all(), steps[["implementation", "server_cores"]]
 
 
 def assert_orders_cross_the_veth() -> None:

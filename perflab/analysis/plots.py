@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,3 +201,27 @@ def forest_panel(ax, rows: list[dict], log: bool) -> None:  # ax: matplotlib Axe
     else:
         ax.set_xlabel("error rate, % (per cell, with its interval); | threshold, ◇ published")
     ax.grid(True, axis="x", alpha=0.3)
+
+
+def log_ticks(axis) -> None:  # axis: a matplotlib Axis
+    """Labels on a log axis that do not run into each other. Matplotlib's default labels
+    minor ticks as "3x10^3", "4x10^3" when an axis spans under two decades, and those wide
+    labels collide on a small panel. Here the labelled ticks are 1-2-5 (or 1-9 on an axis
+    under a decade, only the decades on one over two), written short ("500", "2k", "0.5"),
+    and the other ticks are left unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    decades = math.log10(high / low) if low > 0 else math.inf
+    subs = (1.0,) if decades > 2 else (1.0, 2.0, 5.0) if decades > 0.7 else tuple(range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: short_number(v)))
+    axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def short_number(value: float) -> str:
+    """A tick label: thousands as "k" ("20k", "2.5k"), the rest as they are ("500", "0.2")."""
+    if abs(value) >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"

@@ -342,7 +342,7 @@ def ranking_sentence(found: list[Bracket]) -> str:
         )
     return (
         "Ranked only where brackets do not overlap: " + "; ".join(facts) + ". Every other "
-        "pair overlaps (an open bracket, \"at least X\", overlaps every bracket reaching past "
+        'pair overlaps (an open bracket, "at least X", overlaps every bracket reaching past '
         "X), so this run does not order it."
     )
 
@@ -391,6 +391,16 @@ def rate_table(steps: pd.DataFrame) -> pd.DataFrame:
     if table["p99_9_ms"].isna().all():  # p999_sentence says why
         table = table.drop(columns="p99_9_ms")
     return table.round(3)
+
+
+def rate_table_shown(steps: pd.DataFrame) -> pd.DataFrame:
+    """rate_table for the page: a p99.9 that a rate's steps had too few calls for reads "–"
+    (p999_sentence says why) rather than a column of NaN."""
+    table = rate_table(steps)
+    if "p99_9_ms" in table:
+        p999 = table["p99_9_ms"]
+        table["p99_9_ms"] = p999.astype(object).where(p999.notna(), "–")
+    return table
 
 
 def p999_sentence(steps: pd.DataFrame) -> str:
@@ -455,6 +465,7 @@ def per_core(found: list[Search], steps: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     cpus = {s.implementation: s.server_cpus for s in found}
+    limits = {b.implementation: b.limit for b in brackets(found)}
     rows = []
     for impl, mine in steps.groupby("implementation"):
         top = mine.loc[mine["achieved_rps"].idxmax()]
@@ -470,10 +481,24 @@ def per_core(found: list[Search], steps: pd.DataFrame) -> pd.DataFrame:
                 "req/s per server core": round(float(top["achieved_rps"]) / busy)
                 if saturated and busy
                 else "– (not saturated)",
-                "saturated": "yes" if saturated else "no: the generator's limit came first",
+                "saturated": "yes"
+                if saturated
+                else unsaturated_why(limits.get(str(impl)), busy / cpus[str(impl)]),
             }
         )
     return pd.DataFrame(rows).set_index("server") if rows else pd.DataFrame()
+
+
+def unsaturated_why(limit: str | None, share: float) -> str:
+    """Why a server's busiest step did not saturate it (`share`: of its pinned CPUs busy): the
+    generator ended its search, the search's highest rate did, or the server's latency went
+    over the SLO first (a server that queues before it runs out of CPU), which the page must
+    not blame on the generator."""
+    if limit == "generator":
+        return "no: the generator's limit came first"
+    if limit == "search_max":
+        return "no: the search's highest rate came first"
+    return f"no: {share:.0%} busy; its latency ended the search first"
 
 
 def not_measured(
@@ -522,9 +547,18 @@ def series_figure(step: pd.Series) -> Figure:
 
     w = pd.DataFrame(step["window_series"])
     fig, (rate_ax, p99_ax) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
-    for column, style in (("scheduled", "--"), ("sent", "-"), ("ok", "-")):
-        rate_ax.plot(w["t"], w[column] * 10, style, label=f"{column} (calls/s)")
-    p99_ax.plot(w["t"], w["p99_ms"], "-", color="black", label="p99 of calls completed (ms)")
+    # Scheduled last and dashed, so it shows where sent lies on it.
+    for column, style in (("sent", "-"), ("ok", "-"), ("scheduled", "k--")):
+        label = "completed" if column == "ok" else column
+        rate_ax.plot(w["t"], w[column] * 10, style, label=label)
+    # From zero: a 1% wobble drawn across the whole panel would read as an unsteady step.
+    rate_ax.set_ylim(0, float((w[["scheduled", "sent", "ok"]] * 10).max().max()) * 1.15)
+    rate_ax.set_ylabel("calls/s")
+    p99_ax.plot(
+        w["t"], w["p99_ms"], "-", color="black", label="p99 of calls completed, from intended send"
+    )
+    p99_ax.set_ylim(0, float(w["p99_ms"].max()) * 1.15)
+    p99_ax.set_ylabel("p99 (ms)")
     for ax in (rate_ax, p99_ax):
         settle = w[w["settle"]]
         if not settle.empty:
@@ -535,11 +569,12 @@ def series_figure(step: pd.Series) -> Figure:
                 alpha=0.2,
                 label="settle (discarded)",
             )
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="lower right")
     p99_ax.set_xlabel("seconds since the step's start (100 ms windows)")
     rate_ax.set_title(
         f"{step['implementation']} at {step['offered_rps']:,.0f} req/s offered (repeat "
-        f"{step['repeat']:.0f}): a steady step"
+        f"{step['repeat']:.0f}): {'held' if step['held'] else 'not held'}, "
+        f"p99 of its measured calls {step['latency_p99']:.2f} ms"
     )
     fig.tight_layout()
     return fig
@@ -549,6 +584,8 @@ def latency_figure(steps: pd.DataFrame, slo: float, floor: float) -> Figure:
     """Per server: p50/p99/p99.9 against achieved req/s (log-log), the SLO and the floor as
     lines, generator-bound rates hollow; server cores busy on a second axis beside."""
     import matplotlib.pyplot as plt
+
+    from perflab.analysis import plots
 
     table = rate_table(steps).reset_index()
     impls = sorted(table["implementation"].unique())
@@ -587,6 +624,8 @@ def latency_figure(steps: pd.DataFrame, slo: float, floor: float) -> Figure:
         cpu.set_ylabel("server cores busy", color="tab:green")
         cpu.set_ylim(0, max(1.1, float(part["server_cores"].max()) * 1.1))
         ax.legend(fontsize=7, loc="upper left")
+        for axis in (ax.xaxis, ax.yaxis):
+            plots.log_ticks(axis)
     for ax in list(axes.flat)[len(impls) :]:
         ax.set_visible(False)
     fig.suptitle("latency from intended send against achieved rate (hollow: generator-bound)")
