@@ -19,7 +19,7 @@ from perflab.studies import get_study
 from perflab.studies.aws_io import analysis as aws_io
 from tests.conftest import REPO, matrix_only, study_vars
 
-KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpclib"}
+KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpcio_seed000", "python/aws_io_grpclib"}
 
 
 def cells(profile: str, **changes):
@@ -42,9 +42,11 @@ def test_matrix_names_only_existing_folders_and_options():
 
 
 def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats():
-    quick = cells("quick")
-    assert len({c.cell_id for c in quick}) == len(quick)
-    assert [c.repeat for c in quick] == sorted(c.repeat for c in quick)
+    everything = cells("quick")
+    assert len({c.cell_id for c in everything}) == len(everything)
+    assert [c.repeat for c in everything] == sorted(c.repeat for c in everything)
+    # The current stack's cells here; seed 000's: the next test.
+    quick = [c for c in everything if "stack" not in c.params]
     near = [c for c in quick if c.params["latency_profile"] == "none"]
     far = [c for c in quick if c.params["latency_profile"] == "seed_far_s3"]
     assert len(near) + len(far) == len(quick)
@@ -87,6 +89,40 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
     assert {p["option"] for p in cell.latency_proxies} == {"s3_endpoint", "mongo_uri"}
     assert {p["one_way_ms"] for p in cell.latency_proxies} == {250.0}
     assert cell.server.options["loop"] == "uvloop"
+
+
+def test_seed_stack_runs_the_grpcio_servers_far_at_the_quick_concurrencies_only():
+    quick = cells("quick")
+    seed = [c for c in quick if c.params.get("stack") == "seed000"]
+    # The two grpcio sync servers, both claim RPCs, far S3, concurrency 2 and 10, 3 repeats.
+    assert len(seed) == 2 * 2 * 2 * 3
+    assert {c.implementation for c in seed} == {"grpcio_sync_w1", "grpcio_sync_w10"}
+    assert {c.server.impl for c in seed} == {"python/aws_io_grpcio_seed000"}
+    assert {c.params["latency_profile"] for c in seed} == {"seed_far_s3"}
+    assert {c.load.concurrency for c in seed} == {2, 10}
+    assert all(c.cell_id.endswith(f"-seed_far_s3-seed000-r{c.repeat}") for c in seed)
+    # Same options, endpoints and proxies as the current stack's twin.
+    twin = {c.cell_id: c for c in quick}
+    for c in seed:
+        other = twin[c.cell_id.replace("-seed000", "")]
+        assert c.server.options == other.server.options
+        assert c.latency_proxies == other.latency_proxies
+        assert c.load == other.load
+    # The current stack's cells keep their ids and params (a missing `stack` reads as current).
+    assert all("seed000" not in c.cell_id for c in quick if c not in seed)
+    # The other way: all four concurrencies where no profile restricts them (full), none on
+    # current only, none near S3 (smoke), none where the stack is not in stack_latency_profiles.
+    full = [c for c in cells("full") if c.params.get("stack")]
+    assert sorted({c.load.concurrency for c in full}) == [2, 10, 25, 50]
+    assert not any("stack" in c.params for c in cells("quick", stacks=["current"]))
+    assert not any("stack" in c.params for c in cells("smoke"))
+    assert not any(
+        "stack" in c.params
+        for c in cells("quick", stack_latency_profiles=["none"])
+        if c.params["latency_profile"] == "seed_far_s3"
+    )
+    near = cells("quick", stack_latency_profiles=["none"])
+    assert {c.params["latency_profile"] for c in near if c.params.get("stack")} == {"none"}
 
 
 def test_a_latency_override_changes_only_its_profiles_cells():
@@ -152,6 +188,13 @@ def test_smoke_is_one_cell_per_server_and_scenario_and_full_has_ten_repeats():
             "perflab_matrix_aws_io.latency_profiles",
         ),
         ({"objects": -1}, "perflab_matrix_aws_io.objects"),
+        ({"stacks": ["seed999"]}, "perflab_matrix_aws_io.stacks"),
+        ({"stack_latency_profiles": ["moon"]}, "perflab_matrix_aws_io.stack_latency_profiles"),
+        ({"stack_concurrency": [0]}, "perflab_matrix_aws_io.stack_concurrency"),
+        (
+            {"implementations": {"x": {"impl": "python/aws_io_grpcio", "stacks": {"s": "no"}}}},
+            "perflab_matrix_aws_io.implementations",
+        ),
         (
             {"implementations": {"x": {"impl": "python/nope"}}},
             "perflab_matrix_aws_io.implementations",
@@ -586,3 +629,51 @@ def test_servers_prepare_through_a_mongo_uri_no_latency_proxy_replaces():
     for cell in far:
         assert cell.server.options["admin_mongo_uri"] == matrix["mongo_uri"]
         assert "admin_mongo_uri" not in {p["option"] for p in cell.latency_proxies}
+
+
+def stack_frame(stacks: dict[str, list[str]]) -> pd.DataFrame:
+    """One row per (implementation, stack) far-S3 cell; stack "current" leaves it unrecorded."""
+    rows = []
+    for impl, on in stacks.items():
+        for stack in on:
+            row = {"study": "aws_io", "implementation": impl, "metric": "rps", "value": 1.0}
+            row |= {"latency_profile": "seed_far_s3", "cell_id": f"{impl}-{stack}"}
+            if stack != "current":
+                row["stack"] = stack
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_stack_note_names_the_servers_on_the_seed_stack_and_those_that_stayed():
+    installed = {"installed": True, "python": "3.8.18"}
+    both = stack_frame(
+        {
+            "grpcio_sync_w10": ["current", "seed000"],
+            "grpclib_asyncio": ["current"],
+        }
+    )
+    said = aws_io.stack_note(both, "seed000", installed)
+    assert said.startswith("On seed000 on Python 3.8.18: grpcio_sync_w10 ran again (seed_far_s3)")
+    assert "grpclib_asyncio did not" in said
+    # Every server on it: nobody left out.
+    all_on = stack_frame({"grpcio_sync_w10": ["current", "seed000"]})
+    assert "did not" not in aws_io.stack_note(all_on, "seed000", installed)
+    # The other way: a host without a Python for grpcio 1.28.1 says so, and why.
+    missing = {"installed": False, "looked_for": ["python3.8"], "wheels_for": ["3.7", "3.8"]}
+    current = stack_frame({"grpcio_sync_w10": ["current"], "grpclib_asyncio": ["current"]})
+    said = aws_io.stack_note(current, "seed000", missing)
+    assert said.startswith("No server ran on seed000: its grpcio has wheels for Python 3.7, 3.8")
+    assert "(looked for python3.8)" in said and "not measured" in said
+    # Installed, but the matrix ran no cell on it.
+    assert "not in the matrix" in aws_io.stack_note(current, "seed000", installed)
+
+
+def test_tables_keep_the_current_stack_and_label_the_seed_stacks_cells():
+    frame = stack_frame({"grpcio_sync_w10": ["current", "seed000"]})
+    frame["scenario"], frame["connections"] = "list_unary", 1
+    kept = aws_io.study_frame(frame)
+    assert list(kept["cell_id"]) == ["grpcio_sync_w10-current"]
+    assert aws_io.on_stack({"implementation": "w10", "params": {"stack": "seed000"}}) == (
+        "w10 (seed000)"
+    )
+    assert aws_io.on_stack({"implementation": "w10", "params": {}}) == "w10"

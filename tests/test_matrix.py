@@ -14,6 +14,8 @@ KNOWN = {
     "go/hello",
 }
 
+AWS_IO_KNOWN = {"python/aws_io_grpcio", "python/aws_io_grpcio_seed000", "python/aws_io_grpclib"}
+
 
 def hello_cells(profile: str, **changes):
     matrix, profiles = study_vars("hello")
@@ -156,7 +158,7 @@ def test_bad_connections_are_refused_naming_the_key(study, value):
             matrix,
             profiles,
             "quick",
-            KNOWN | {"python/aws_io_grpcio", "python/aws_io_grpclib"},
+            KNOWN | AWS_IO_KNOWN,
         )
 
 

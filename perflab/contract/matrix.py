@@ -127,6 +127,19 @@ def connections_knob() -> Any:
     return knob(GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS)
 
 
+# The library stack every server runs on; another (a seed's pinned versions) is run by the
+# servers whose `implementations` entry names an impl for it (`stacks: {stack: impl}`).
+CURRENT_STACK = "current"
+
+
+def stack_impl_of(entry: dict[str, Any], stack: str, stack_runs_here: bool) -> str | None:
+    """The impl that runs implementation `entry` on `stack`, where other stacks run only
+    where `stack_runs_here` (a study's stack scenarios or latency profiles); None: none."""
+    if stack == CURRENT_STACK:
+        return entry["impl"]
+    return entry.get("stacks", {}).get(stack) if stack_runs_here else None
+
+
 def connections_suffix(connections: int) -> str:
     """Cell ids of one connection stay what they were before connections was a key."""
     return "" if connections == 1 else f"-k{connections}"

@@ -63,7 +63,12 @@ def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
     part = frame[frame["study"] == STUDY].copy()
     if part.empty:
         return part
-    part = params.with_defaults(part, ("connections",))
+    # Cells on seed 000's grpcio (`stack` seed000) are judged by the claims' -seed-stack
+    # readings and summed up by stack_note; the tables stay the current stack's.
+    part = params.with_defaults(part, ("connections", "stack"))
+    part = part[part["stack"] == params.RECORDED_LATE["stack"]].drop(columns="stack")
+    if part.empty:
+        return part
     part["server"] = part["implementation"]
     if part["connections"].nunique() > 1:
         part["implementation"] = [
@@ -248,7 +253,7 @@ def error_messages(run: Run) -> pd.DataFrame:
             rows.append(
                 {
                     "scenario": cell["scenario"],
-                    "implementation": cell["implementation"],
+                    "implementation": on_stack(cell),
                     "shape": cell["params"].get("shape"),
                     "concurrency": cell["params"].get("concurrency"),
                     "latency_profile": cell["params"].get("latency_profile", "none"),
@@ -287,7 +292,7 @@ def stream_messages(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "latency_profile": cell["params"].get("latency_profile", "none"),
-                "implementation": cell["implementation"],
+                "implementation": on_stack(cell),
                 "shape": cell["params"].get("shape"),
                 "concurrency": cell["params"].get("concurrency"),
                 "repeat": cell.get("repeat", 1),
@@ -304,6 +309,50 @@ def stream_messages(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         order = ["latency_profile", "implementation", "shape", "concurrency", "repeat"]
         table = table.sort_values(order, key=none_first).reset_index(drop=True)
     return counts_as_integers(table, [*counted, "ghz OK calls (measured)"])
+
+
+def on_stack(cell: dict[str, Any]) -> str:
+    """A cell's implementation, naming its library stack where it is not the current one
+    ('grpcio_sync_w10 (seed000)'), so the same server on two stacks never reads alike."""
+    stack = cell["params"].get("stack", params.RECORDED_LATE["stack"])
+    name = str(cell["implementation"])
+    return name if stack == params.RECORDED_LATE["stack"] else f"{name} ({stack})"
+
+
+def stack_note(frame: pd.DataFrame, stack: str, record: dict[str, Any] | None) -> str:
+    """One sentence: which servers ran on library stack `stack` (seed 000's grpcio), which
+    did not and why, from the run's cells and what the stack's role recorded on the host
+    (the manifest's `stacks` record; None: the run predates the role)."""
+    part = frame[frame["study"] == STUDY]
+    if part.empty:
+        return ""
+    part = params.with_defaults(part, ("stack",))
+    servers = sorted(set(part["implementation"]))
+    ran = sorted(set(part[part["stack"] == stack]["implementation"]))
+    if record is not None and not record.get("installed"):
+        looked = ", ".join(map(str, record.get("looked_for") or [])) or "nothing"
+        wheels = ", ".join(map(str, record.get("wheels_for") or []))
+        return (
+            f"No server ran on {stack}: its grpcio has wheels for Python {wheels} only, and "
+            f"this host has none of them (looked for {looked}); its -seed-stack readings are "
+            "not measured."
+        )
+    if not ran:
+        return (
+            f"No server ran on {stack} in this run (its cells are not in the matrix); "
+            "its -seed-stack readings are not measured."
+        )
+    where = sorted(set(part[part["stack"] == stack].get("latency_profile", [])))
+    python = f" on Python {record['python']}" if record and record.get("python") else ""
+    said = f"On {stack}{python}: {', '.join(ran)} ran again ({', '.join(map(str, where))})"
+    others = [name for name in servers if name not in ran]
+    if others:
+        said += (
+            f"; {', '.join(others)} did not (the matrix names no {stack} build of them: the "
+            "seed pinned grpcio only, which they do not use), so their side of every "
+            "-seed-stack reading is the current stack's"
+        )
+    return said + "."
 
 
 def none_first(column: pd.Series) -> pd.Series:

@@ -26,10 +26,12 @@ from perflab.contract.knobs import (
 )
 from perflab.contract.latency import LATENCY_PROFILES as PROXY_PROFILES
 from perflab.contract.matrix import (
+    CURRENT_STACK,
     GhzCall,
     ServerTable,
     connections_knob,
     connections_suffix,
+    stack_impl_of,
 )
 from perflab.contract.rounds import aa_cells
 
@@ -59,6 +61,11 @@ OVERRIDABLE = (
     "warmup_s",
     "concurrency_by_implementation",
 )
+# Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
+# (requirements-seed000.txt, roles/seed000_stack), run by the servers whose implementation
+# names an impl for it (`stacks`), in the latency profiles of `stack_latency_profiles`.
+CURRENT = CURRENT_STACK
+STACKS = (CURRENT, "seed000")
 
 
 # The endpoints reach the run's data (server options, cell.json): none may carry a secret.
@@ -109,6 +116,14 @@ class ConcurrencyByImplementation:
                     f"{key}.{name}: {values} not all in concurrency {sorted(allowed)}"
                 )
         return {name: list(values) for name, values in limits.items()}
+
+
+@dataclass(frozen=True)
+class SomeInts:
+    """A list of positive integers, or [] (no restriction)."""
+
+    def check(self, key: str, value: Any, context: Context) -> list[int]:
+        return Ints().check(key, value, context) if value else []
 
 
 @dataclass(frozen=True)
@@ -172,6 +187,16 @@ class Matrix(ServerTable):
     )
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
+    )
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    # The seed's claims are judged in its own regime (far S3): other stacks run there only.
+    stack_latency_profiles: list[str] = knob(
+        Choices(LATENCY_PROFILES, empty="none"),
+        "latency profiles a stack other than current runs",
+        [],
+    )
+    stack_concurrency: list[int] = knob(
+        SomeInts(), "concurrencies a stack other than current runs; []: all", []
     )
     aa_pair: list[dict[str, Any]] = aa_pair_knob(
         implementation=Knob(Choice(KeysOf("implementations")), "the server"),
@@ -238,6 +263,7 @@ class Coordinates:
     concurrency: int
     connections: int
     repeat: int
+    stack: str = CURRENT
 
 
 def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, Any]]) -> CellSpec:
@@ -259,6 +285,11 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
         load.duration_s, load.warmup_s = regime.steady_duration_s, regime.warmup_s
         params["duration_s"] = regime.steady_duration_s
     suffix = "" if at.latency == "none" else f"-{at.latency}"
+    # The current stack's cells keep their ids and params (a missing `stack` reads as current).
+    if at.stack != CURRENT:
+        params["stack"] = at.stack
+        suffix += f"-{at.stack}"
+    entry = regime.implementations[at.name]
     return CellSpec(
         run_id=run_id,
         study="aws_io",
@@ -270,8 +301,8 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
         params=params,
         repeat=at.repeat,
         server=ServerSpec(
-            impl=regime.implementations[at.name]["impl"],
-            options={**regime.implementations[at.name].get("options", {}), **regime.endpoints()},
+            impl=stack_impl(regime, at.name, at.stack, at.latency) or entry["impl"],
+            options={**entry.get("options", {}), **regime.endpoints()},
         ),
         load=load,
         dependencies=list(regime.dependencies),
@@ -284,9 +315,11 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     proxies = {latency: latency_proxies(matrix, latency) for latency in matrix.latency_profiles}
     regimes = {latency: matrix.latency_overrides.get(latency, matrix) for latency in proxies}
     return aa_pair_cells(run_id, matrix) + [
-        cell(run_id, regimes[latency], Coordinates(name, latency, *sizes), proxies[latency])
+        cell(run_id, regimes[latency], Coordinates(name, latency, *sizes, stack), proxies[latency])
         for name in matrix.run_implementations
+        for stack in matrix.stacks
         for latency in matrix.latency_profiles
+        if stack_impl(matrix, name, stack, latency)
         for sizes in itertools.product(
             regimes[latency].scenarios,
             regimes[latency].shapes,
@@ -295,7 +328,17 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
             range(1, regimes[latency].repeats + 1),
         )
         if runs_at(regimes[latency], name, sizes[2])
+        and (
+            stack == CURRENT or not matrix.stack_concurrency or sizes[2] in matrix.stack_concurrency
+        )
     ]
+
+
+def stack_impl(matrix: Matrix, name: str, stack: str, latency: str) -> str | None:
+    """The impl that runs server `name` on `stack` in latency profile `latency`; None: none
+    there (grpclib, which seed 000 did not pin, has no seed000 impl)."""
+    here = latency in matrix.stack_latency_profiles
+    return stack_impl_of(matrix.implementations[name], stack, here)
 
 
 def aa_pair_cells(run_id: str, matrix: Matrix) -> list[CellSpec]:

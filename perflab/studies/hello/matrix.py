@@ -19,10 +19,12 @@ from perflab.contract.knobs import (
     validate,
 )
 from perflab.contract.matrix import (
+    CURRENT_STACK,
     HELLO_RPC,
     ServerTable,
     connections_knob,
     connections_suffix,
+    stack_impl_of,
 )
 from perflab.contract.rounds import aa_cells
 
@@ -33,7 +35,7 @@ MAX_CONCURRENCY = 10_000
 # Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
 # (requirements-seed000.txt, roles/seed000_stack), run by the servers whose implementation
 # names an impl for it (`stacks`), in the scenarios of `stack_scenarios`.
-CURRENT = "current"
+CURRENT = CURRENT_STACK
 STACKS = (CURRENT, "seed000")
 
 
@@ -80,12 +82,8 @@ def ghz_load(
 
 def stack_impl(matrix: Matrix, name: str, stack: str, scenario: str) -> str | None:
     """The impl that runs server `name` on `stack` in `scenario`; None: none there."""
-    entry = matrix.implementations[name]
-    if stack == CURRENT:
-        return entry["impl"]
-    if scenario not in matrix.stack_scenarios:
-        return None
-    return entry.get("stacks", {}).get(stack)
+    here = scenario in matrix.stack_scenarios
+    return stack_impl_of(matrix.implementations[name], stack, here)
 
 
 def cell(
