@@ -344,3 +344,11 @@ def test_every_claim_on_a_seed_grid_gets_the_seeds_configurations():
         assert bool(names) == (len(grid) > 1 or bool(claim.seed_configurations)), claim.id
         for configuration in grid:
             assert all(value in names[key] for key, value in configuration.items()), claim.id
+
+
+def test_a_selector_names_a_list_of_values_as_words_not_python():
+    from perflab.analysis.claims import Selector
+
+    listed = Selector("frame_cache", params={"folder": ["small", "medium"], "message": "mono"})
+    assert listed.describe() == "frame_cache, folder=small or medium, message=mono"
+    assert Selector(params={"folder": "large"}).describe() == "folder=large"

@@ -193,6 +193,14 @@ def bound_of(where: str, raw: Any) -> Bound:
     return Bound(test, side, value, tolerance, about=form == "about")
 
 
+def spelled(value: Any) -> str:
+    """A selector's value as a page says it: a list (any of) as 'small or medium', not as
+    Python's ['small', 'medium']."""
+    if isinstance(value, list):
+        return " or ".join(str(v) for v in value)
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Selector:
     """Which cells form one side of a comparison; None matches any value."""
@@ -206,7 +214,7 @@ class Selector:
         """e.g. ['grpcio_sync_w1', 'steady', 'concurrency=50']: the values it names."""
         # An implementation that is its own client (orders) is named once.
         named = dict.fromkeys(v for v in (self.implementation, self.scenario, self.client) if v)
-        return list(named) + [f"{key}={value}" for key, value in self.params.items()]
+        return list(named) + [f"{key}={spelled(value)}" for key, value in self.params.items()]
 
     def describe(self) -> str:
         return ", ".join(self.terms()) or "every cell"
