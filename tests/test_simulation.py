@@ -4,9 +4,14 @@ full suite (10 000 trials a case) is `make simulate`, written to data/reference/
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
+
 import pytest
 
-from perflab.analysis.simulation import CASES, simulate
+from perflab.analysis.decisions import DECIDING_COVERAGE
+from perflab.analysis.simulation import CASES, ratio_claim, ratio_rows, simulate, trial_frame
+from perflab.analysis.verdicts import Judging, judge
 from perflab.contract.cell import iter_cells
 
 TRIALS = 200
@@ -52,3 +57,29 @@ def test_runs_written_as_cell_folders_judge_as_the_in_memory_rows(tmp_path):
     # The folder the last trial left is a run folder the cell reader takes.
     cells = list(iter_cells(tmp_path / "run"))
     assert len(cells) == rate.rounds and {c.record["study"] for c in cells} == {"simulated_errors"}
+
+
+def test_intervals_are_the_ones_the_decision_needs():
+    # The engine's intervals are at the coverage the decision needs, not wider: a 95%
+    # interval where 90% decides is a third wider at 3 rounds (t 4.30 against 2.92) and
+    # left readings undecided that the stated coverage decides (issue 26).
+    result = simulate(BY_NAME["SD ratio 10, 3 rounds"], TRIALS)
+    assert result.needed == DECIDING_COVERAGE
+    assert result.label == pytest.approx(DECIDING_COVERAGE) and result.sized(), result.line()
+    assert result.passes(), result.line()
+    # With that correction removed (intervals at the former 95%, the same draws covering at
+    # least as often) the suite fails: covering is not enough, the width must be the one
+    # the decision needs.
+    wider = replace(result, label=0.95, covered=result.intervals)
+    assert wider.coverage >= wider.label and not wider.sized() and not wider.passes()
+    # And an interval narrower than the decision needs fails too.
+    assert not replace(result, label=DECIDING_COVERAGE - 0.05).sized()
+
+
+def test_a_stricter_look_gets_intervals_at_its_own_coverage():
+    # At a look's coverage (perflab.analysis.adaptive) the intervals follow it.
+    case = BY_NAME["SD ratio 5, margin 10%, 8 rounds"]
+    judging = Judging(margin=case.margin, source="test", coverage=0.96, floor=0.0)
+    claim = ratio_claim(case)
+    verdict = judge(claim, trial_frame(ratio_rows(case, random.Random(26)), None), judging=judging)
+    assert verdict.pairs and all(p.interval.coverage == pytest.approx(0.96) for p in verdict.pairs)

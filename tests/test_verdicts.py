@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.claims import DIRECTION, Bound, ClaimsError, parse_claim
+from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.intervals import (
     CellCount,
     Interval,
@@ -586,8 +587,9 @@ def test_configurations_and_the_seeds_coverage_are_listed():
     assert "paired t" not in lines[0] and "paired t" in verdict.measured()
     fewer = [row for row in rows if not (row[1] == 10 and row[2] == 3)]
     mixed = judge(stated, cells(fewer)).configurations()
-    # 2 vs 3 repeats at concurrency 10 (80%) now decide; concurrency 2's 90% is labelled.
-    assert mixed[0].endswith("(95% paired t interval of 3 rounds), holds")
+    # 2 vs 3 repeats at concurrency 10 (80%) now decide; concurrency 2's interval, at the
+    # coverage its decision needs, is labelled.
+    assert mixed[0].endswith(f"({percent(DECIDING_COVERAGE)} paired t interval of 3 rounds), holds")
     assert "Mann-Whitney" not in mixed[1] and mixed[1].endswith("inconclusive (decides)")
     assert judge(claim(), cells(rows)).coverage() == ""
     with pytest.raises(ClaimsError, match="seed_configurations"):

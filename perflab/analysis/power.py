@@ -28,7 +28,7 @@ from perflab.analysis.decisions import (
     decide,
     holding_edge,
 )
-from perflab.analysis.intervals import TARGET_COVERAGE, Interval, student_t_quantile
+from perflab.analysis.intervals import Interval, student_t_quantile
 
 TRIALS = 2000
 
@@ -98,7 +98,8 @@ def verdict_shares(
     some 450 000 of them, a minute of CPU one by one."""
     import numpy as np
 
-    target = max(TARGET_COVERAGE, DECIDING_COVERAGE)
+    # The coverage the engine computes its intervals at (verdicts.ratio_pair).
+    target = DECIDING_COVERAGE
     counts = {HOLDS: 0, FAILS: 0}
     if rounds < 2:
         return 0.0, 0.0

@@ -29,11 +29,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from perflab.analysis.claims import Claim, parse_claim
-from perflab.analysis.decisions import FAILS, HOLDS
+from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS
 from perflab.analysis.verdicts import Judging, judge
 from perflab.contract.cell import write_cell_json
 
 FULL_TRIALS = 10_000
+# How far above the coverage a decision needs an interval's label may lie: an exact
+# (discrete) interval steps past its target by less than this at the cases' sizes; a wider
+# one throws away width the decision does not need (a 95% interval where 90% decides left
+# 4 readings of data/20261126-reference undecided, issue 26).
+SIZE_SLACK = 0.02
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "data" / "reference" / "simulation.json"
 
 
@@ -72,6 +77,8 @@ class Result:
     label: float
     # Claims decided holds / does not hold at the truth (the null, for a claim on its limit).
     decided: int
+    # The coverage the judging asked its intervals for (Judging.coverage).
+    needed: float = DECIDING_COVERAGE
 
     @property
     def coverage(self) -> float:
@@ -83,15 +90,22 @@ class Result:
         p = self.coverage
         return math.sqrt(p * (1 - p) / self.intervals) if self.intervals else math.nan
 
+    def sized(self) -> bool:
+        """Whether the intervals are the ones the decision needs: at least its coverage
+        and no wider than that (within SIZE_SLACK)."""
+        return self.needed - 1e-9 <= self.label <= self.needed + SIZE_SLACK
+
     def passes(self) -> bool:
-        return self.coverage >= self.label - 3 * max(self.coverage_error, 1e-3)
+        covers = self.coverage >= self.label - 3 * max(self.coverage_error, 1e-3)
+        return covers and self.sized()
 
     def line(self) -> str:
         how = "" if self.corrections else " (corrections removed)"
         state = "ok" if self.passes() else "FAILS"
         return (
             f"{self.case.name}{how}: coverage {self.coverage:.2%} +/- {self.coverage_error:.2%} "
-            f"(Monte Carlo SE) of {self.intervals} intervals labelled {self.label:.0%}; "
+            f"(Monte Carlo SE) of {self.intervals} intervals labelled {self.label:.0%} "
+            f"(decisions need {self.needed:.0%}); "
             f"decided at the truth {self.decided / self.trials:.2%} of {self.trials}: {state}"
         )
 
@@ -239,7 +253,7 @@ def simulate(
             intervals += 1
             label = min(label, pair.interval.coverage)
             covered += pair.interval.low <= case.truth <= pair.interval.high
-    return Result(case, corrections, trials, covered, intervals, label, decided)
+    return Result(case, corrections, trials, covered, intervals, label, decided, judging.coverage)
 
 
 # The cases: the reference run's spread of a hello-server cell (about 5%), spreads ten times apart,
