@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from perflab.analysis.decisions import DECIDING_COVERAGE, percent
 from perflab.analysis.replication import (
     COLOURS,
     OPPOSITE,
@@ -128,7 +129,8 @@ def test_a_row_shows_the_published_figure_the_interval_label_and_the_change():
     holds, fails = judge(claim(), AHEAD), judge(claim(), BEHIND)
     row = index_html(Replication("run-a", [holds]), {})
     assert "<td>1.5x</td>" in row
-    assert "95% paired t interval of 3 rounds" in row
+    # Labelled with the coverage it is computed at: the one the decision needs.
+    assert f"{percent(DECIDING_COVERAGE)} paired t interval of 3 rounds" in row
     assert f">{HOLDS}</span>" in row
     assert not Replication("run-a", [holds], "ref", [holds]).differs(holds)
     moved = Replication("run-a", [holds], "ref", [fails])
@@ -191,7 +193,7 @@ def test_only_methods_that_reach_95_percent_are_labelled_so():
         AHEAD.assign(metric="count"),
     )
     page = index_html(Replication("run-a", [fails, judge(claim(), AHEAD)]), {})
-    assert "95% clustered Clopper-Pearson interval over" in page
+    assert f"{percent(DECIDING_COVERAGE)} clustered Clopper-Pearson interval over" in page
     assert overclaimed_intervals(page) == []
     assert overclaimed_intervals("0.00% [0.00%, 0.15%] (95% exact Clopper-Pearson interval)") == []
     assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
