@@ -14,8 +14,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perflab.analysis.adaptive import Ledger, choose, judge_looks, judge_run_looks, plan_look
+from perflab.analysis.adaptive import (
+    Ledger,
+    choose,
+    judge_looks,
+    judge_run_looks,
+    plan_look,
+    settles_within,
+)
 from perflab.analysis.claims import parse_claim
+from perflab.analysis.power import MOST_ROUNDS
 from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Judging
 from perflab.contract.adaptive import (
@@ -340,3 +348,30 @@ def test_an_error_rate_verdict_counts_its_rounds_not_its_cells():
     (verdict,) = judge_looks(frame, [rate_claim(0.75)], looks(QUICK, 0.90)[:1], {"aws_io": 3})
     assert verdict.deciding is not None and verdict.deciding.n_numerator == 6
     assert verdict.rounds == 3
+
+
+def test_a_look_gives_its_rounds_first_to_claims_it_can_decide():
+    # "near": a over b measured at 1.01x, inside the 10% noise zone of its threshold 1, so
+    # no number of rounds decides it; "clear": c over d at 1.72x whose 3 rounds are too
+    # few. Cheapest first spent the look on "near"; by power, "clear" gets the rounds.
+    frame = pd.DataFrame(
+        rows("a", [100, 108, 95])
+        + rows("b", [100, 100, 100])
+        + rows("c", [130, 230, 170])
+        + rows("d", [100, 100, 100])
+    ).astype({"concurrency": "Int64"})
+    near, clear = judge_looks(
+        frame,
+        [claim("near", "a", "b"), claim("clear", "c", "d")],
+        looks(ONE_LOOK, 0.90)[:1],
+        {"hello": 3},
+    )
+    assert near.verdict == clear.verdict == INCONCLUSIVE
+    assert not settles_within(near, MOST_ROUNDS) and settles_within(clear, 8)
+    seconds = {"a": 1.0, "b": 1.0, "c": 5.0, "d": 5.0}
+    cost = {("hello", f"{impl}-steady-c10"): took for impl, took in seconds.items()}
+    by_power, _ = choose([near, clear], cost, 10.0, lambda v: settles_within(v, 8))
+    assert [v.claim.id for v in by_power] == ["clear"]
+    # With the ordering by power removed, the cheaper claim no round can settle takes them.
+    cheapest, _ = choose([near, clear], cost, 10.0)
+    assert [v.claim.id for v in cheapest] == ["near"]

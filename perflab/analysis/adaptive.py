@@ -8,23 +8,31 @@ look's coverage; a claim keeps the verdict of the first look that decided it, or
 its threshold. A run without a ledger has one look, the base one.
 
 The plan of a look gives the open claims more rounds of the cells they rest on (every
-configuration of the claim: at a stricter coverage each needs the rounds), cheapest claims
-first, until the minutes left run out. A claim that is settled gets none, and a cell that
-no open claim rests on runs no more.
+configuration of the claim: at a stricter coverage each needs the rounds), first those the
+look's rounds can decide at the effect and spread measured (perflab.analysis.power
+.rounds_to_decide), then the rest, cheapest first within each, until the minutes left run
+out. On data/20261126-reference 41 of the 48 undecided ratio readings had a measured effect
+that no number of rounds decides at their margins (it sits in the noise zone), and
+cheapest-first gave the look's rounds to such claims while one a look could settle
+(watch-2writes-less-cpu-than-protobuf-cache) got none (issue 26). A claim that is settled
+gets none, and a cell that no open claim rests on runs no more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
+from perflab.analysis.power import rounds_to_decide
 from perflab.analysis.verdicts import (
     INCONCLUSIVE,
     Judging,
     Verdict,
     judge,
+    margin_for,
 )
 from perflab.contract.adaptive import Adaptive, Look, configuration_of, in_round, looks, round_of
 from perflab.contract.cell import CellSpec
@@ -166,12 +174,29 @@ def claim_configurations(verdict: Verdict) -> set[Configuration]:
     return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
 
 
+def settles_within(verdict: Verdict, rounds: int) -> bool:
+    """Whether `rounds` rounds decide a claim with TARGET_POWER chance were the effect its
+    deciding configuration measured the truth, at the spread it measured (the power the
+    index states, at the deciding coverage: an ordering of the look's minutes, not a
+    verdict). A claim whose power cannot be computed (not paired, an error rate) counts
+    as settling: nothing says it will not."""
+    pair = verdict.deciding
+    if verdict.claim.kind != "ratio" or pair is None or pair.spread is None:
+        return True
+    margin = margin_for(verdict.claim, verdict.judging)
+    needed = rounds_to_decide(verdict.claim.bound, pair.effect, pair.spread, margin)
+    return needed is not None and needed <= rounds
+
+
 def choose(
-    open_verdicts: list[Verdict], cost: dict[Configuration, float], budget_s: float
+    open_verdicts: list[Verdict],
+    cost: dict[Configuration, float],
+    budget_s: float,
+    settles: Callable[[Verdict], bool] | None = None,
 ) -> tuple[list[Verdict], set[Configuration]]:
-    """The open claims that get more rounds, cheapest first (`cost`: the seconds a
-    configuration's missing rounds take; one two claims share is paid once), while the
-    seconds they add fit in `budget_s`."""
+    """The open claims that get more rounds, those `settles` says the look decides first,
+    cheapest first within each (`cost`: the seconds a configuration's missing rounds take;
+    one two claims share is paid once), while the seconds they add fit in `budget_s`."""
     chosen: list[Verdict] = []
     configurations: set[Configuration] = set()
     spent = 0.0
@@ -179,7 +204,12 @@ def choose(
     def added(verdict: Verdict) -> float:
         return sum(cost.get(key, 0.0) for key in claim_configurations(verdict) - configurations)
 
-    for verdict in sorted(open_verdicts, key=lambda v: (added(v), v.claim.id)):
+    first = {v.claim.id for v in open_verdicts if settles is None or settles(v)}
+
+    def order(verdict: Verdict) -> tuple[bool, float, str]:
+        return verdict.claim.id not in first, added(verdict), verdict.claim.id
+
+    for verdict in sorted(open_verdicts, key=order):
         extra = added(verdict)
         if not claim_configurations(verdict) or spent + extra > budget_s:
             continue
@@ -278,7 +308,12 @@ def look_cells(
     cost = {
         key: len(missing[key]) * (last.seconds + CELL_OVERHEAD_S) for key, last in latest.items()
     }
-    chosen, configurations = choose(still_open, cost, left_s)
+    chosen, configurations = choose(
+        still_open,
+        cost,
+        left_s,
+        lambda v: settles_within(v, ledger.base_rounds.get(v.claim.study, 0) + look.extra_rounds),
+    )
     cells = [
         in_round(CellSpec.from_dict(latest[key].spec), repeat)
         for key in sorted(configurations)
