@@ -108,14 +108,25 @@ def test_quick_profile_crosses_modes_clients_and_security():
 def test_quick_runs_a_sample_of_sequential_clients_on_the_seed_server():
     every = cells("quick")
     repeats = study_vars("orders")[0]["repeats"]
-    sequential = [c for c in every if c.params["client_order"] == "sequential"]
+    sequential = [
+        c for c in every if c.params["client_order"] == "sequential" and c.params["mode"] == "unary"
+    ]
     assert {c.params["client_order"] for c in every} == {"parallel", "sequential"}
     assert sorted(
         {(c.params["latency_profile"], c.params["clients"], c.params["orders"]) for c in sequential}
     ) == [(p, n, 1000 * n) for p in ("lan", "none", "proxy_0ms") for n in (1, 5)]
     assert len(sequential) == 3 * 2 * repeats
+    # Lock-step bidi runs sequentially too, without delay: the bidi claim's sequential reading.
+    bidi = [
+        c for c in every if c.params["client_order"] == "sequential" and c.params["mode"] == "bidi"
+    ]
+    assert sorted({(c.params["latency_profile"], c.params["clients"]) for c in bidi}) == [
+        ("none", 1),
+        ("none", 5),
+    ]
+    assert len(bidi) == 2 * repeats
     for cell in sequential:
-        assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
+        assert cell.params["security"] == "plaintext"
         assert cell.params["workers"] == cell.server.options["workers"] == 10
         assert cell.load.client_options["client_order"] == "sequential"
         assert "-seq" in cell.cell_id
