@@ -200,3 +200,22 @@ def test_the_largest_overheads_sum_repeats_and_put_the_most_time_outside_windows
     assert largest_overheads(swapped, 1)[0].configuration == "steady-c10"
     assert configuration_of("unary-c1-rtt-r12") == "unary-c1-rtt"
     assert configuration_of("unary-c1-rtt") == "unary-c1-rtt"
+
+
+def test_a_capacity_search_counts_its_steps_measured_windows(tmp_path: Path):
+    from perflab.contract.parsers import MalformedRawFile
+    from perflab.contract.phases import measured_window
+
+    steps = [{"offered_rps": r, "measure_s": 2.0} for r in (500, 1000)] + [
+        {"offered_rps": 1500, "measure_s": 1.5}
+    ]
+    report = {"metrics": [{"metric": "steps", "value": 3, "unit": "count"}], "steps": steps}
+    (tmp_path / "client.json").write_text(json.dumps(report))
+    assert measured_window(tmp_path, "client") == 5.5
+    # A client that states no window and no steps counts none (openssl speed).
+    (tmp_path / "client.json").write_text(json.dumps({"metrics": report["metrics"]}))
+    assert measured_window(tmp_path, "client") == 0.0
+    # A step without its window is named, not counted as nothing.
+    (tmp_path / "client.json").write_text(json.dumps({**report, "steps": [{"offered_rps": 1}]}))
+    with pytest.raises(MalformedRawFile, match="measure_s"):
+        measured_window(tmp_path, "client")

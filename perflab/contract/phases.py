@@ -42,6 +42,9 @@ from perflab.contract.parsers import (
 CLIENT_WINDOW_METRICS = {"elapsed": 1.0, "stream_seconds": 1.0, "serve_all": 1.0}
 # pyclients time each call: the window is calls x time per call (ms).
 PER_CALL_WINDOW = ("time_per_call", "calls", 1e-3)
+# The capacity generator runs many steps in one process and times each step's measured
+# window itself (after the step's settle): the cell's window is their sum.
+STEP_WINDOWS = ("steps", "measure_s")
 
 
 @dataclass
@@ -111,14 +114,28 @@ def measured_window(folder: Path, load_kind: str) -> float:
     path = folder / "client.json"
     if not raw_exists(path):
         return 0.0
-    metrics = {m.metric: m.value for m in parse_client_json(read_raw_text(path), path)}
+    text = read_raw_text(path)
+    metrics = {m.metric: m.value for m in parse_client_json(text, path)}
     for name, scale in CLIENT_WINDOW_METRICS.items():
         if name in metrics:
             return metrics[name] * scale
     per_call, count, scale = PER_CALL_WINDOW
     if per_call in metrics and count in metrics:
         return metrics[per_call] * metrics[count] * scale
-    return 0.0
+    return step_windows(text, path)
+
+
+def step_windows(text: str, path: Path) -> float:
+    """The sum of the measured windows of a many-step client's steps (STEP_WINDOWS); 0 for
+    a client that reports no steps."""
+    listed, seconds = STEP_WINDOWS
+    steps = json.loads(text).get(listed)
+    if not isinstance(steps, list):
+        return 0.0
+    try:
+        return float(sum(float(step[seconds]) for step in steps))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedRawFile(path, f"a step without its {seconds} ({exc})") from exc
 
 
 def phase_starts(resources: str, path: Path | str = "resources.csv") -> dict[str, float]:
