@@ -95,7 +95,7 @@ def verdict_shares(
     `effect`, with the per-round log ratios' spread `sigma`. Each trial's rounds are drawn
     from `rng` in turn, and its paired t interval is the engine's
     (intervals.paired_log_t_interval), computed for every trial at once: an index asks for
-    some 450 000 of them, a minute of CPU one by one."""
+    some 450 000 of them, most of the overview page's CPU when drawn one by one."""
     import numpy as np
 
     # The coverage the engine computes its intervals at (verdicts.ratio_pair).
