@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.contract.params import CURRENT_STACK
+
 DIRECTIONS = ("greater", "less", "within")
 KINDS = ("ratio", "error_rate")
 # "any": the claim's cells exist on every topology (selected by parameters, not by the
@@ -25,8 +27,7 @@ METHODS = ("", "seed", "steady")
 # Library stacks a claim may be judged on (a `stack` cell parameter: pyclients' seed001,
 # hello's and aws_io's seed000), and the id suffix of each copy: the current stack's keeps
 # the claim's own id. A claim names one seed, so one seed stack, and `-seed-stack` is it.
-STACK_SUFFIXES = {"current": "", "seed001": "-seed-stack", "seed000": "-seed-stack"}
-CURRENT_STACK = "current"
+STACK_SUFFIXES = {CURRENT_STACK: "", "seed001": "-seed-stack", "seed000": "-seed-stack"}
 # How a claim's clients ran (a `client_order` cell parameter, orders): the id suffix and the
 # reading of the seed each copy judges. Seed 003's prose starts its clients together, its
 # log shows them one after another (docs/orders-sequential-clients.md).

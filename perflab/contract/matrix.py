@@ -24,6 +24,7 @@ from perflab.contract.knobs import (
     NamedImpl,
     knob,
 )
+from perflab.contract.params import CURRENT_STACK
 from perflab.contract.rounds import round_order, round_seed
 from perflab.contract.runid import RUN_PROFILES
 from perflab.contract.study import Study
@@ -127,13 +128,9 @@ def connections_knob() -> Any:
     return knob(GhzConnections(), "ghz --connections, one cell each", DEFAULT_CONNECTIONS)
 
 
-# The library stack every server runs on; another (a seed's pinned versions) is run by the
-# servers whose `implementations` entry names an impl for it (`stacks: {stack: impl}`).
-CURRENT_STACK = "current"
-
-
 def stack_impl_of(entry: dict[str, Any], stack: str, stack_runs_here: bool) -> str | None:
-    """The impl that runs implementation `entry` on `stack`, where other stacks run only
+    """The impl that runs implementation `entry` on `stack`: `impl` on CURRENT_STACK, on
+    another (a seed's pinned versions) the impl its `stacks: {stack: impl}` names, and only
     where `stack_runs_here` (a study's stack scenarios or latency profiles); None: none."""
     if stack == CURRENT_STACK:
         return entry["impl"]

@@ -12,12 +12,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+# The library stack every server and client runs unless a cell names another (a seed's
+# pinned versions): servers/python/requirements.txt.
+CURRENT_STACK = "current"
+
 # parameter -> the value every cell ran before the parameter was recorded
 RECORDED_LATE = {
     # ghz --connections: its default, one HTTP/2 connection, is what the seeds ran.
     "connections": 1,
     # pyclients' library stack: runs before the seed-stack cells ran only the current one.
-    "stack": "current",
+    "stack": CURRENT_STACK,
     # orders' client order: runs before the sequential cells started their clients together.
     "client_order": "parallel",
 }

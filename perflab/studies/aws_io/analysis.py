@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.analysis.stats import compare_published, lower_bounds, summarize
 from perflab.analysis.tables import COUNT_UNITS, counts_as_integers, floor_marked
 from perflab.contract import params
+from perflab.contract.params import CURRENT_STACK
 from perflab.contract.parsers import (
     ghz_error_messages,
     parse_server_stats,
@@ -66,7 +67,7 @@ def study_frame(frame: pd.DataFrame) -> pd.DataFrame:
     # Cells on seed 000's grpcio (`stack` seed000) are judged by the claims' -seed-stack
     # readings and summed up by stack_note; the tables stay the current stack's.
     part = params.with_defaults(part, ("connections", "stack"))
-    part = part[part["stack"] == params.RECORDED_LATE["stack"]].drop(columns="stack")
+    part = part[part["stack"] == CURRENT_STACK].drop(columns="stack")
     if part.empty:
         return part
     part["server"] = part["implementation"]
@@ -314,9 +315,9 @@ def stream_messages(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 def on_stack(cell: dict[str, Any]) -> str:
     """A cell's implementation, naming its library stack where it is not the current one
     ('grpcio_sync_w10 (seed000)'), so the same server on two stacks never reads alike."""
-    stack = cell["params"].get("stack", params.RECORDED_LATE["stack"])
+    stack = cell["params"].get("stack", CURRENT_STACK)
     name = str(cell["implementation"])
-    return name if stack == params.RECORDED_LATE["stack"] else f"{name} ({stack})"
+    return name if stack == CURRENT_STACK else f"{name} ({stack})"
 
 
 def stack_note(frame: pd.DataFrame, stack: str, record: dict[str, Any] | None) -> str:

@@ -64,8 +64,7 @@ OVERRIDABLE = (
 # Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
 # (requirements-seed000.txt, roles/seed000_stack), run by the servers whose implementation
 # names an impl for it (`stacks`), in the latency profiles of `stack_latency_profiles`.
-CURRENT = CURRENT_STACK
-STACKS = (CURRENT, "seed000")
+STACKS = (CURRENT_STACK, "seed000")
 
 
 # The endpoints reach the run's data (server options, cell.json): none may carry a secret.
@@ -188,7 +187,7 @@ class Matrix(ServerTable):
     latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES), "delays on the S3 and MongoDB paths, one set of cells each"
     )
-    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT_STACK])
     # The seed's claims are judged in its own regime (far S3): other stacks run there only.
     stack_latency_profiles: list[str] = knob(
         Choices(LATENCY_PROFILES, empty="none"),
@@ -263,7 +262,7 @@ class Coordinates:
     concurrency: int
     connections: int
     repeat: int
-    stack: str = CURRENT
+    stack: str = CURRENT_STACK
 
 
 def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, Any]]) -> CellSpec:
@@ -286,7 +285,7 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
         params["duration_s"] = regime.steady_duration_s
     suffix = "" if at.latency == "none" else f"-{at.latency}"
     # The current stack's cells keep their ids and params (a missing `stack` reads as current).
-    if at.stack != CURRENT:
+    if at.stack != CURRENT_STACK:
         params["stack"] = at.stack
         suffix += f"-{at.stack}"
     entry = regime.implementations[at.name]
@@ -329,7 +328,9 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         )
         if runs_at(regimes[latency], name, sizes[2])
         and (
-            stack == CURRENT or not matrix.stack_concurrency or sizes[2] in matrix.stack_concurrency
+            stack == CURRENT_STACK
+            or not matrix.stack_concurrency
+            or sizes[2] in matrix.stack_concurrency
         )
     ]
 

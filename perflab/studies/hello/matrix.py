@@ -35,8 +35,7 @@ MAX_CONCURRENCY = 10_000
 # Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
 # (requirements-seed000.txt, roles/seed000_stack), run by the servers whose implementation
 # names an impl for it (`stacks`), in the scenarios of `stack_scenarios`.
-CURRENT = CURRENT_STACK
-STACKS = (CURRENT, "seed000")
+STACKS = (CURRENT_STACK, "seed000")
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class Matrix(ServerTable):
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
     repeats: int = knob(Int(), "cells per configuration")
-    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT_STACK])
     stack_scenarios: list[str] = knob(
         Choices(SCENARIOS), "scenarios a stack other than current runs", ["seed_n200"]
     )
@@ -92,14 +91,14 @@ def cell(
     name: str,
     at: tuple[str, int, int],
     repeat: int,
-    stack: str = CURRENT,
+    stack: str = CURRENT_STACK,
 ) -> CellSpec:
     """One server's cell at (scenario, concurrency, connections) in one round."""
     scenario, concurrency, conns = at
     entry = matrix.implementations[name]
     load_spec, params = ghz_load(matrix, scenario, concurrency, conns)
     # The current stack's cells keep their ids and params (a missing `stack` reads as current).
-    on_stack = "" if stack == CURRENT else f"-{stack}"
+    on_stack = "" if stack == CURRENT_STACK else f"-{stack}"
     if on_stack:
         params["stack"] = stack
     return CellSpec(

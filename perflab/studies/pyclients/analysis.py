@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from perflab.analysis import stats, tables
 from perflab.analysis import verdicts as v
 from perflab.contract import params
+from perflab.contract.params import CURRENT_STACK
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +49,6 @@ PROCESS_METRICS = {
     "ctx_switches_voluntary": "client_ctx_switches_voluntary",
     "ctx_switches_involuntary": "client_ctx_switches_involuntary",
 }
-CURRENT_STACK = "current"
 SEED_STACK = "seed001"
 # Within this ratio two medians are called "about the same".
 SAME = 1.05

@@ -38,6 +38,8 @@ from perflab.contract.knobs import (
     knob,
     validate,
 )
+from perflab.contract.matrix import stack_impl_of
+from perflab.contract.params import CURRENT_STACK
 from perflab.contract.rounds import aa_cells
 
 PREFIX = "perflab_matrix_pyclients"
@@ -45,8 +47,7 @@ PREFIX = "perflab_matrix_pyclients"
 SCENARIOS = {"request_reply": 0, "stream_10": 10, "stream_100000": 100_000}
 METHODS = ("seed", "steady")
 LOOPS = ("asyncio", "uvloop", "none")  # "none": a blocking client without an event loop
-CURRENT = "current"  # the stack of servers/python/requirements.txt, every client's `impl`
-STACKS = (CURRENT, "seed001")
+STACKS = (CURRENT_STACK, "seed001")
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Clients:
             if not isinstance(stacks, dict):
                 raise MatrixError(f"{key}.{name}.stacks: expected a mapping of stack to impl")
             for stack, impl in stacks.items():
-                if stack not in STACKS or stack == CURRENT:
+                if stack not in STACKS or stack == CURRENT_STACK:
                     raise MatrixError(
                         f"{key}.{name}.stacks: unknown stack {stack!r}; choose from "
                         f"{list(STACKS[1:])} (the current stack is `impl`)"
@@ -131,7 +132,7 @@ class Matrix:
         scenario=Knob(Choice(SCENARIOS), "a scenario its method runs"),
         method=Knob(Choice(METHODS), "seed or steady"),
     )
-    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT])
+    stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT_STACK])
     stack_loops: list[str] = knob(
         Choices(LOOPS), "event loops a stack other than current runs on", ["asyncio"]
     )
@@ -139,15 +140,14 @@ class Matrix:
 
 def stack_impl(matrix: Matrix, name: str, stack: str) -> str | None:
     """The impl that runs client `name` on `stack`; None: the client has none there."""
-    entry = matrix.clients[name]
-    return entry["impl"] if stack == CURRENT else entry.get("stacks", {}).get(stack)
+    return stack_impl_of(matrix.clients[name], stack, True)
 
 
 def runs(matrix: Matrix, name: str, stack: str, loop: str) -> bool:
     """Whether client `name` runs on `stack` and `loop`."""
     if loop not in matrix.run_loops or stack_impl(matrix, name, stack) is None:
         return False
-    return stack == CURRENT or loop in matrix.stack_loops
+    return stack == CURRENT_STACK or loop in matrix.stack_loops
 
 
 def client_options(matrix: Matrix, scenario: str, method: str, loop: str) -> dict[str, Any]:
@@ -177,7 +177,7 @@ class Config:
     @property
     def label(self) -> str:
         # The current stack's cell ids stay as before the stacks existed.
-        suffix = "" if self.stack == CURRENT else f"-{self.stack}"
+        suffix = "" if self.stack == CURRENT_STACK else f"-{self.stack}"
         return f"{self.name}{suffix}-{self.loop}"
 
 
@@ -246,7 +246,7 @@ def aa_pair_of(run_id: str, matrix: Matrix, aa: dict[str, Any]) -> list[CellSpec
         lambda repeat: cell(
             run_id,
             matrix,
-            Config(aa["client"], CURRENT, aa["loop"]),
+            Config(aa["client"], CURRENT_STACK, aa["loop"]),
             aa["scenario"],
             aa["method"],
             repeat,
