@@ -7,6 +7,7 @@ import math
 import random
 
 import pandas as pd
+import pytest
 
 from perflab.analysis.claims import BAND, DIRECTION, NOT_WORSE, Bound
 from perflab.analysis.power import claim_power, null_effect, rounds_for
@@ -72,3 +73,22 @@ def test_a_band_narrower_than_the_noise_has_no_power_to_hold():
     assert claim_power(band, 1.0, sigma=0.03, rounds=5, margin=0.93).holds == 0
     assert rounds_for(band, 1.0, sigma=0.03, margin=0.93) is None
     assert rounds_for(band, 1.0, sigma=0.03, margin=0.10) is not None
+
+
+def test_the_batch_intervals_are_the_engines_paired_t_intervals():
+    import numpy as np
+
+    from perflab.analysis.intervals import paired_log_t_bounds, paired_log_t_interval
+
+    rng = random.Random(7)
+    for rounds in (2, 3, 5, 10):
+        rows = [[rng.gauss(0.1, 0.3) for _ in range(rounds)] for _ in range(50)]
+        lows, highs = paired_log_t_bounds(np.array(rows), 0.9)
+        for row, low, high in zip(rows, lows, highs, strict=True):
+            one = paired_log_t_interval([(math.exp(x), 1.0) for x in row], 0.9)
+            assert one is not None
+            assert low == pytest.approx(one.low, rel=1e-12)
+            assert high == pytest.approx(one.high, rel=1e-12)
+    # A wider target widens both ends, as the scalar interval does.
+    wide_low, wide_high = paired_log_t_bounds(np.array(rows), 0.99)
+    assert (wide_low < lows).all() and (wide_high > highs).all()

@@ -17,6 +17,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TARGET_COVERAGE = 0.95
 
@@ -343,6 +347,25 @@ def paired_log_t_interval(
     return Interval(
         math.exp(centre - half), math.exp(centre + half), target, f"paired t interval of {n} rounds"
     )
+
+
+def paired_log_t_bounds(
+    logs: np.ndarray, target: float = TARGET_COVERAGE
+) -> tuple[np.ndarray, np.ndarray]:
+    """`paired_log_t_interval`'s low and high ends for many runs at once: `logs` a numpy
+    array, one row of per-round log ratios per run (at least two rounds). The same t
+    interval in numpy rather than in exact sums: the power simulations
+    (perflab.analysis.power) ask for hundreds of thousands of them."""
+    import numpy as np
+
+    rounds = logs.shape[1]
+    half = (
+        student_t_quantile(1 - (1 - target) / 2, rounds - 1)
+        * logs.std(axis=1, ddof=1)
+        / math.sqrt(rounds)
+    )
+    centres = logs.mean(axis=1)
+    return np.exp(centres - half), np.exp(centres + half)
 
 
 def log_spread(logs: Sequence[float]) -> float:

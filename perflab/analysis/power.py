@@ -28,7 +28,7 @@ from perflab.analysis.decisions import (
     decide,
     holding_edge,
 )
-from perflab.analysis.intervals import Interval, student_t_quantile
+from perflab.analysis.intervals import Interval, paired_log_t_bounds
 
 TRIALS = 2000
 
@@ -93,9 +93,9 @@ def verdict_shares(
 ) -> tuple[float, float]:
     """The shares of simulated runs that read "holds" and "does not hold", at a true
     `effect`, with the per-round log ratios' spread `sigma`. Each trial's rounds are drawn
-    from `rng` in turn, and its paired t interval is the engine's
-    (intervals.paired_log_t_interval), computed for every trial at once: an index asks for
-    some 450 000 of them, most of the overview page's CPU when drawn one by one."""
+    from `rng` in turn, and its interval is the engine's paired t interval, for every trial
+    at once (intervals.paired_log_t_bounds): an index asks for some 450 000 of them, most
+    of the overview page's CPU when built one by one."""
     import numpy as np
 
     # The coverage the engine computes its intervals at (verdicts.ratio_pair).
@@ -104,12 +104,9 @@ def verdict_shares(
     if rounds < 2:
         return 0.0, 0.0
     draws = [math.log(effect * math.exp(rng.gauss(0, sigma))) for _ in range(trials * rounds)]
-    logs = np.array(draws).reshape(trials, rounds)
-    centres = logs.mean(axis=1)
-    spreads = logs.std(axis=1, ddof=1)
-    half = student_t_quantile(1 - (1 - target) / 2, rounds - 1) * spreads / math.sqrt(rounds)
+    ends = paired_log_t_bounds(np.array(draws).reshape(trials, rounds), target)
+    lows, highs = (end.tolist() for end in ends)
     label = f"paired t interval of {rounds} rounds"
-    lows, highs = np.exp(centres - half).tolist(), np.exp(centres + half).tolist()
     for low, high in zip(lows, highs, strict=True):
         verdict = decide(Interval(low, high, target, label), bound, margin, DECIDING_COVERAGE)[0]
         if verdict in counts:
