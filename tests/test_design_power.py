@@ -87,12 +87,16 @@ def test_a_figure_inside_the_margin_needs_no_number_of_rounds():
 def test_claims_without_a_paired_ratio_say_why_no_power():
     case = Case("rate", truth=0.3, kind="error_rate")
     frame = pd.DataFrame(rate_rows(case, random.Random(1))).astype({"concurrency": "Int64"})
+    # An error rate's power is computed (tests/test_error_power.py) where the seed gives a
+    # rate; this one states none.
     rate = design_power(judge(rate_claim(case), frame, judging=JUDGING))
-    assert rate.power is None and rate.sentence() == "Power not computed: a error rate claim."
+    assert rate.power is None
+    assert rate.sentence() == "Power not computed: the seed publishes no figure to test."
     unpublished = judged(1.5, 0.01)
     unpublished = replace(unpublished, claim=replace(unpublished.claim, published=None))
     assert "no figure" in design_power(unpublished).short()
-    assert "1 not computed" in powers_sentence([rate, design_power(judged(1.5, 0.01))])
+    said = powers_sentence([rate, design_power(judged(1.5, 0.01))])
+    assert "1 not computed (1 the seed publishes no figure to test)" in said
 
 
 def test_the_index_shows_the_power_column_and_its_sentence():

@@ -20,13 +20,15 @@ REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "data" / "reference"
 # Why a claim may show no power: each is a design_power reason, said in its cell.
 NO_POWER = {
-    "a error rate claim",
+    "no cell counted its calls",
     "the seed publishes no figure to test",
     "not measured",
     "its groups were not paired within rounds",
 }
+# A ratio claim's power over rounds, or an error rate's over cells (its figures rates).
 COMPUTED = re.compile(
     r"^\d+ rounds; at the seed's [\d.]+x: \d+% holds; at the null [\d.]+x: \d+% does not hold"
+    r"|^\d+ cells; at the seed's [\d.]+%: \d+% holds; at the null [\d.]+%: \d+% does not hold"
 )
 ROW = re.compile(r"<tr><td>.*?</tr>", re.S)
 POWER_CELL = re.compile(r'<span title="[^"]*">([^<]*)</span>')
@@ -57,6 +59,10 @@ def test_every_claim_on_the_reference_index_shows_its_bound_and_its_power():
         assert html.escape(stated_test(verdict.claim)) in row, verdict.claim.id
         (cell,) = POWER_CELL.findall(row)
         cell = html.unescape(cell)
+        claim = verdict.claim
+        if claim.kind == "error_rate" and claim.published is not None and verdict.deciding:
+            # An error rate the seed gives a rate for has its power over cells.
+            assert cell.split(";")[0].endswith(" cells"), f"{claim.id}: {cell}"
         if COMPUTED.match(cell):
             computed += 1
         elif cell.removeprefix("not computed: ") not in NO_POWER:

@@ -709,7 +709,7 @@ def test_the_coverage_says_the_scale_of_a_scaled_value_it_names_as_covered():
     said = judge(claim(**stated, scaled=scaled), large).coverage()
     assert said == (
         "The run covers folder large of the seed's small, medium, large"
-        f" (large scaled: {scaled})."
+        ' (large scaled down: see "Scaled folder").'
     )
     # No `scaled`, or a scaled value the run does not cover: the coverage says no scale.
     assert "scaled" not in judge(claim(**stated), large).coverage()

@@ -16,6 +16,7 @@ verdicts use.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
 from perflab.analysis.claims import DIRECTION, Bound
@@ -24,6 +25,14 @@ from perflab.analysis.decisions import (
     confirmable,
     noise_exceeds,
     percent,
+)
+from perflab.analysis.error_power import (
+    clustering,
+    error_cells_for,
+    error_cells_to_decide,
+    error_null,
+    error_power,
+    error_shares,
 )
 from perflab.analysis.power import (
     MOST_ROUNDS,
@@ -36,7 +45,7 @@ from perflab.analysis.power import (
     rounds_to_decide,
     verdict_shares,
 )
-from perflab.analysis.verdicts import AT_THRESHOLD, INCONCLUSIVE, Verdict, margin_for
+from perflab.analysis.verdicts import AT_THRESHOLD, INCONCLUSIVE, PairResult, Verdict, margin_for
 
 # Trials per share on the index: a Monte Carlo error of at most 1.6 points.
 INDEX_TRIALS = 1000
@@ -69,6 +78,15 @@ class DesignPower:
     at_measured: tuple[float, float] | None = None
     # What the margin does to "holds" where it is wider than the claim's tolerance ('').
     noise_note: str = ""
+    # An error-rate claim: its "rounds" are cells, its figures rates, its spread the
+    # intraclass correlation of failures within cells (perflab.analysis.error_power).
+    rate: bool = False
+    icc: float | None = None
+
+    def figure(self, value: float | None) -> str:
+        """A figure as the claim states it: '2.13x', or '72.5%' for an error rate."""
+        assert value is not None
+        return f"{value:.1%}" if self.rate else f"{value:.3g}x"
 
     @property
     def decisive(self) -> bool:
@@ -89,8 +107,8 @@ class DesignPower:
         assert self.power is not None
         p = self.power
         return (
-            f"at the seed's {self.published:.3g}x: {p.holds:.0%} holds; at the null "
-            f"{self.null:.3g}x: {p.refutes:.0%} does not hold"
+            f"at the seed's {self.figure(self.published)}: {p.holds:.0%} holds; at the null "
+            f"{self.figure(self.null)}: {p.refutes:.0%} does not hold"
         )
 
     def measured_words(self) -> str:
@@ -100,30 +118,36 @@ class DesignPower:
             return ""
         holds, fails = self.at_measured
         text = (
-            f"at the {self.effect:.3g}x this run measured: {holds:.0%} holds, "
+            f"at the {self.figure(self.effect)} this run measured: {holds:.0%} holds, "
             f"{fails:.0%} does not hold"
         )
         if not self.open:
             return text
         if self.settles is None:
-            return f"{text}, and no number of rounds up to {MOST_ROUNDS} decides it"
-        return f"{text}, and {self.settles} rounds would decide it"
+            return f"{text}, and no number of {self.unit()} up to {MOST_ROUNDS} decides it"
+        return f"{text}, and {self.settles} {self.unit()} would decide it"
+
+    def unit(self) -> str:
+        return "cells" if self.rate else "rounds"
 
     def seed_rounds(self) -> str:
         """What an open claim needs at the seed's figure."""
         if self.needs is None:
             return (
-                f"no design up to {MOST_ROUNDS} rounds reaches {TARGET_POWER:.0%} both ways at "
-                "the seed's figure"
+                f"no design up to {MOST_ROUNDS} {self.unit()} reaches {TARGET_POWER:.0%} both "
+                "ways at the seed's figure"
             )
-        return f"{self.needs} rounds would reach {TARGET_POWER:.0%} both ways at the seed's figure"
+        return (
+            f"{self.needs} {self.unit()} would reach {TARGET_POWER:.0%} both ways at the "
+            "seed's figure"
+        )
 
     def short(self) -> str:
         """The index cell: the rounds, each share beside the figure it is priced at, both
         chances at the effect measured, and the rounds an open claim needs."""
         if self.power is None:
             return f"not computed: {self.reason}"
-        parts = [f"{self.power.rounds} rounds", self.priced()]
+        parts = [f"{self.power.rounds} {self.unit()}", self.priced()]
         if self.noise_note:
             parts.append(self.noise_note)
         if self.measured_words():
@@ -138,6 +162,8 @@ class DesignPower:
             return f"Power not computed: {self.reason}."
         p = self.power
         lead = "Well powered" if self.decisive else "Underpowered"
+        if self.rate:
+            return rate_sentence(self, lead)
         text = (
             f"{lead}: with {p.rounds} rounds at the per-round spread this run measured "
             f"(log SD {self.sigma:.3f}, from those {p.rounds} rounds) and a "
@@ -159,6 +185,31 @@ class DesignPower:
         return text + "."
 
 
+def rate_sentence(power: DesignPower, lead: str) -> str:
+    """An error-rate claim's power in one sentence, generated from the numbers."""
+    p = power.power
+    assert p is not None and power.icc is not None
+    spread = (
+        f"failures clustered within cells as this run's were (intraclass correlation "
+        f"{power.icc:.2f})"
+        if power.icc > 0
+        else "calls failing independently (this run's cells showed no spread between them)"
+    )
+    text = (
+        f"{lead}: with {p.rounds} cells of the calls this run's had and {spread}, the design "
+        f"had a {p.holds:.0%} chance of 'holds' were the truth the seed's "
+        f"{power.figure(power.published)} and {p.refutes:.0%} of 'does not hold' were it "
+        f"{power.figure(power.null)} (Monte Carlo, {INDEX_TRIALS} trials each, +/- "
+        f"{p.error:.1%}; verdicts from the clustered Clopper-Pearson interval at "
+        f"{percent(DECIDING_COVERAGE)})"
+    )
+    if power.measured_words():
+        text += f"; {power.measured_words()}, by the same simulation"
+    if power.open:
+        text += f"; {power.seed_rounds()} with {TARGET_POWER:.0%} chance"
+    return text + "."
+
+
 def noise_note(bound: Bound, margin: float, metric: str) -> str:
     """Where the margin is wider than a band's or not_worse's tolerance: that no run this
     noisy reads 'holds' (a band), or what a 'holds' then needs (not_worse); else ''."""
@@ -171,12 +222,14 @@ def noise_note(bound: Bound, margin: float, metric: str) -> str:
 def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
     """The power of the design `verdict` was decided on, for its claim."""
     claim, pair = verdict.claim, verdict.deciding
-    if claim.kind != "ratio":
+    if claim.kind not in ("ratio", "error_rate"):
         return DesignPower(claim.id, None, reason=f"a {claim.kind.replace('_', ' ')} claim")
     if claim.published is None:
         return DesignPower(claim.id, None, reason="the seed publishes no figure to test")
     if pair is None:
         return DesignPower(claim.id, None, reason="not measured")
+    if claim.kind == "error_rate":
+        return error_rate_power(verdict, pair, trials)
     if pair.spread is None:
         return DesignPower(claim.id, None, reason="its groups were not paired within rounds")
     margin = margin_for(claim, verdict.judging)
@@ -199,6 +252,37 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
     return DesignPower(claim.id, power, pair.spread, margin, True, needs, settles=settles, **said)
 
 
+def error_rate_power(verdict: Verdict, pair: PairResult, trials: int) -> DesignPower:
+    """design_power for an error rate: its deciding configuration's cells, their calls and
+    the clustering of failures they showed (perflab.analysis.error_power)."""
+    claim = verdict.claim
+    assert claim.published is not None
+    calls = [cell.calls for cell in pair.counts]
+    if not calls:
+        return DesignPower(claim.id, None, reason="no cell counted its calls")
+    icc = clustering(pair.counts)
+    bound, published = claim.bound, claim.published
+    said = {
+        "published": published,
+        "null": error_null(bound, published),
+        "effect": pair.effect,
+        "at_measured": error_shares(bound, pair.effect, calls, icc, trials),
+        "rate": True,
+        "icc": icc,
+    }
+    power = error_power(bound, published, calls, icc, trials)
+    if verdict.verdict not in OPEN:
+        return DesignPower(claim.id, power, **said)
+    return DesignPower(
+        claim.id,
+        power,
+        open=True,
+        needs=error_cells_for(bound, published, calls, icc, TARGET_POWER),
+        settles=error_cells_to_decide(bound, pair.effect, calls, icc, TARGET_POWER),
+        **said,
+    )
+
+
 def powers_sentence(powers: list[DesignPower]) -> str:
     """How many claims the design could decide, and what the open ones would need."""
     computed = [p for p in powers if p.power is not None]
@@ -219,7 +303,8 @@ def powers_sentence(powers: list[DesignPower]) -> str:
             + (f" (at most {max(reachable)})" if reachable else "")
             + f", {len(still_open) - len(reachable)} with none up to {MOST_ROUNDS}"
         )
-    skipped = len(powers) - len(computed)
+    skipped = Counter(p.reason for p in powers if p.power is None)
     if skipped:
-        text += f"; {skipped} not computed (error rates, unpaired groups, no figure)"
+        why = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
+        text += f"; {sum(skipped.values())} not computed ({why})"
     return text + "."

@@ -156,6 +156,8 @@ class PairResult:
     expected_at_threshold: bool = False
     # The SD of its per-round log ratios where paired (perflab.analysis.power's sigma).
     spread: float | None = None
+    # An error rate's cells, their calls and failures (perflab.analysis.error_power).
+    counts: tuple[CellCount, ...] = ()
 
     def where(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.key.items())
@@ -271,12 +273,13 @@ def seed_coverage(claim: Claim, pairs: tuple[PairResult, ...]) -> str:
 
 
 def scale_of(claim: Claim, name: str, covered: list[str]) -> str:
-    """' (large scaled: quick: ... 0.15x its 50 MB ...)' where the claim's `scaled` names a
-    covered value ('the large folder'): a scaled-down folder is not the seed's, and the
-    sentence naming it as covered must say so."""
+    """' (large scaled down: see "Scaled folder")' where the claim's `scaled` names a covered
+    value ('the large folder'): a scaled-down folder is not the seed's, and the sentence
+    naming it as covered must say so. The scale itself is said once, on the claim's
+    "Scaled folder" line (findings.regime_lines), not again here."""
     text = " ".join(claim.scaled.split())
     named = [value for value in covered if f"the {value} {name}" in text]
-    return f" ({', '.join(named)} scaled: {text})" if named else ""
+    return f' ({", ".join(named)} scaled down: see "Scaled folder")' if named else ""
 
 
 def format_effect(claim: Claim, value: float) -> str:
@@ -649,6 +652,7 @@ def judge_error_rate(claim: Claim, frame: pd.DataFrame, judging: Judging) -> lis
                 cell_ids=tuple(sorted(part["cell_id"].unique())),
                 refutes_alone=alone,
                 alone_reason=why,
+                counts=tuple(cells),
             )
         )
     return results
