@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from perflab.analysis.claims import BAND, Bound
+from perflab.analysis.claims import BAND, DIRECTION, Bound
 from perflab.analysis.design_power import design_power, powers_sentence
 from perflab.analysis.replication import Replication, index_html
 from perflab.analysis.simulation import Case, rate_claim, rate_rows, ratio_claim, ratio_rows
@@ -139,3 +139,20 @@ def test_a_band_narrower_than_the_noise_says_no_run_this_noisy_holds():
     assert noisy.power is not None and noisy.power.holds == 0
     quiet = design_power(replace(verdict, claim=claim, judging=Judging(0.10, "test")))
     assert "no run this noisy" not in quiet.short()
+
+
+def test_a_within_band_the_seed_gives_no_figure_for_is_priced_at_no_difference():
+    # "Memory stable with more messages": no figure, a band around 1.
+    stable = replace(
+        ratio_claim(Case("limit", truth=1.0)), bound=Bound(BAND, tolerance=0.2), published=None
+    )
+    case = Case("run", truth=1.0, sigma=0.01, rounds=3)
+    frame = pd.DataFrame(ratio_rows(case, random.Random(1))).astype({"concurrency": "Int64"})
+    power = design_power(judge(stable, frame, judging=JUDGING))
+    assert power.power is not None and power.unstated and power.published == 1.0
+    assert power.priced().startswith("at no difference (1x): ")
+    assert "were the truth no difference (1x)" in power.sentence()
+    # A direction the seed gives no figure for has no truth to price: not computed.
+    faster = replace(stable, bound=Bound(DIRECTION, "greater", 1.0))
+    unpriced = design_power(judge(faster, frame, judging=JUDGING))
+    assert unpriced.power is None and "no figure" in unpriced.reason

@@ -27,7 +27,8 @@ NO_POWER = {
 }
 # A ratio claim's power over rounds, or an error rate's over cells (its figures rates).
 COMPUTED = re.compile(
-    r"^\d+ rounds; at the seed's [\d.]+x: \d+% holds; at the null [\d.]+x: \d+% does not hold"
+    r"^\d+ rounds; at (the seed's [\d.]+x|no difference \(1x\)): \d+% holds; at the null "
+    r"[\d.]+x: \d+% does not hold"
     r"|^\d+ cells; at the seed's [\d.]+%: \d+% holds; at the null [\d.]+%: \d+% does not hold"
 )
 ROW = re.compile(r"<tr><td>.*?</tr>", re.S)

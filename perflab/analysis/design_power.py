@@ -19,7 +19,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from perflab.analysis.claims import DIRECTION, Bound
+from perflab.analysis.claims import BAND, DIRECTION, Bound, Claim
 from perflab.analysis.decisions import (
     DECIDING_COVERAGE,
     confirmable,
@@ -82,6 +82,15 @@ class DesignPower:
     # intraclass correlation of failures within cells (perflab.analysis.error_power).
     rate: bool = False
     icc: float | None = None
+    # Where the seed states no figure for a "within" band ("memory stable"): the power at
+    # "holds" is priced at no difference, the band's centre.
+    unstated: bool = False
+
+    def truth(self) -> str:
+        """The truth the 'holds' share is priced at: "the seed's 2.13x", "no difference (1x)"."""
+        if self.unstated:
+            return f"no difference ({self.figure(self.published)})"
+        return f"the seed's {self.figure(self.published)}"
 
     def figure(self, value: float | None) -> str:
         """A figure as the claim states it: '2.13x', or '72.5%' for an error rate."""
@@ -107,7 +116,7 @@ class DesignPower:
         assert self.power is not None
         p = self.power
         return (
-            f"at the seed's {self.figure(self.published)}: {p.holds:.0%} holds; at the null "
+            f"at {self.truth()}: {p.holds:.0%} holds; at the null "
             f"{self.figure(self.null)}: {p.refutes:.0%} does not hold"
         )
 
@@ -168,7 +177,7 @@ class DesignPower:
             f"{lead}: with {p.rounds} rounds at the per-round spread this run measured "
             f"(log SD {self.sigma:.3f}, from those {p.rounds} rounds) and a "
             f"{self.margin:.0%} margin, the design had a {p.holds:.0%} chance of 'holds' were "
-            f"the truth the seed's {self.published:.3g}x and {p.refutes:.0%} of 'does not "
+            f"the truth {self.truth()} and {p.refutes:.0%} of 'does not "
             f"hold' were it the null {self.null:.3g}x (Monte Carlo, {INDEX_TRIALS} trials each, "
             f"+/- {p.error:.1%}; verdicts from the paired t interval at "
             f"{percent(DECIDING_COVERAGE)}, exact for normal log ratios)"
@@ -224,7 +233,8 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
     claim, pair = verdict.claim, verdict.deciding
     if claim.kind not in ("ratio", "error_rate"):
         return DesignPower(claim.id, None, reason=f"a {claim.kind.replace('_', ' ')} claim")
-    if claim.published is None:
+    published, unstated = priced_at(claim)
+    if published is None:
         return DesignPower(claim.id, None, reason="the seed publishes no figure to test")
     if pair is None:
         return DesignPower(claim.id, None, reason="not measured")
@@ -234,10 +244,11 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
         return DesignPower(claim.id, None, reason="its groups were not paired within rounds")
     margin = margin_for(claim, verdict.judging)
     rounds = pair.n_numerator
-    bound, published = claim.bound, claim.published
+    bound = claim.bound
     power = claim_power(bound, published, pair.spread, rounds, margin, trials)
     said = {
         "published": published,
+        "unstated": unstated,
         "null": null_effect(bound, published, margin),
         "effect": pair.effect,
         "at_measured": verdict_shares(
@@ -250,6 +261,17 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
     needs = rounds_for(bound, published, pair.spread, margin)
     settles = rounds_to_decide(bound, pair.effect, pair.spread, margin)
     return DesignPower(claim.id, power, pair.spread, margin, True, needs, settles=settles, **said)
+
+
+def priced_at(claim: Claim) -> tuple[float | None, bool]:
+    """The figure a claim's 'holds' share is priced at, and whether the seed left it unstated:
+    the seed's own, or for a "within" band it gives no figure for ("memory stable with more
+    messages") no difference, the band's centre; None for any other claim without one."""
+    if claim.published is not None:
+        return claim.published, False
+    if claim.bound.test == BAND and not claim.bound.about:
+        return claim.bound.limit, True
+    return None, False
 
 
 def error_rate_power(verdict: Verdict, pair: PairResult, trials: int) -> DesignPower:

@@ -101,10 +101,9 @@ def full_decides(verdict: Verdict, power: DesignPower, full_rounds: int | None) 
     margin `power` was computed with; None where it was not computed."""
     if power.power is None or power.sigma is None or full_rounds is None:
         return None
-    claim = verdict.claim
-    assert claim.published is not None
+    assert power.published is not None
     at_full = claim_power(
-        claim.bound, claim.published, power.sigma, full_rounds, power.margin, SEARCH_TRIALS
+        verdict.claim.bound, power.published, power.sigma, full_rounds, power.margin, SEARCH_TRIALS
     )
     return at_full.reaches(TARGET_POWER)
 
