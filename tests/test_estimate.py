@@ -27,6 +27,9 @@ REFERENCE = REPO_ROOT / "data" / yaml.safe_load(
     (REPO_ROOT / "data" / "reference" / "reference_runs.yml").read_text()
 )["localhost"]
 
+# The localhost reference before it, which `make run` priced the reference's cells from.
+PREVIOUS = REPO_ROOT / "data" / "20261126-reference"
+
 
 @pytest.fixture(scope="module")
 def own_cells() -> dict[str, list[dict]]:
@@ -58,19 +61,48 @@ def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it
     result = estimate(own_cells, REFERENCE, 0.0)
     actual = measured_minutes(REFERENCE)
     assert result.cells == sum(len(specs) for specs in own_cells.values())
-    # Its own cells: the sized ones are priced from their own configuration (nothing by
-    # analogy), the timed ones from their seconds and their implementation's overhead.
-    assert "analogy" not in result.priced and result.priced["durations"] > 200
+    # Its own cells: each priced from its own configuration, configured alike there.
+    assert result.priced == {"configuration": result.cells}
+    assert abs(result.minutes / actual - 1) < 0.15, (result.minutes, actual)
+
+
+def test_the_reference_run_priced_from_the_one_before_it_is_within_15_percent_of_it(own_cells):
+    # What `make run` printed before the reference run: its cells priced from the previous
+    # localhost reference, whose profile lacked some of them (priced by their seconds or by
+    # analogy), against the minutes the run then took.
+    result = estimate(own_cells, PREVIOUS, 0.0)
+    actual = measured_minutes(REFERENCE)
+    assert result.priced.get("durations", 0) > 0
     assert abs(result.minutes / actual - 1) < 0.15, (result.minutes, actual)
 
 
 def test_a_longer_configured_cell_costs_its_added_seconds(own_cells, reference):
     spec = hello_spec(own_cells)
-    short = price(spec, reference)
+    # Configured as in the reference: what its configuration took there.
+    assert price(spec, reference).how == "configuration"
     spec["load"]["duration_s"] = spec["load"]["duration_s"] + 17.0
-    long = price(spec, reference)
-    assert short.how == long.how == "durations"
-    assert long.seconds - short.seconds == pytest.approx(17.0)
+    longer = price(spec, reference)
+    spec["load"]["duration_s"] = spec["load"]["duration_s"] + 17.0
+    longest = price(spec, reference)
+    assert longer.how == longest.how == "durations"
+    assert longest.seconds - longer.seconds == pytest.approx(17.0)
+
+
+def test_a_far_s3_cell_costs_the_overhead_of_cells_behind_the_proxy(reference):
+    # Behind a 250 ms proxy a cell's connect and drain take longer than on loopback.
+    def spec(profile: str) -> dict:
+        return {
+            "study": "aws_io",
+            "cell_id": f"grpcio_sync_w10-list_unary-steady-c99-{profile}-r1",
+            "implementation": "grpcio_sync_w10",
+            "params": {"latency_profile": profile},
+            "load": {"kind": "ghz", "duration_s": 4.0, "warmup_s": 1.0},
+        }
+
+    far, near = price(spec("seed_far_s3"), reference), price(spec("none"), reference)
+    assert far.how == near.how == "durations"
+    # Keyed by implementation alone, both would cost the same.
+    assert far.seconds > near.seconds + 0.5
 
 
 def test_cells_the_reference_lacks_are_priced_by_analogy_and_counted(own_cells, reference):

@@ -1,10 +1,13 @@
 """How long a run will measure, said before it starts, priced from the committed reference
 run of the topology:
 
-- a cell whose load is configured in seconds (warm-up and measured duration) costs those
-  seconds plus its implementation's overhead in the reference (what its cells there took
-  beyond their configured seconds: start, ready, connect, drain, teardown; the study's
-  when the implementation is not there);
+- a cell whose configuration the reference ran, configured for as many seconds, costs what
+  it took there;
+- another cell whose load is configured in seconds (warm-up and measured duration) costs those
+  seconds plus its implementation's overhead in the reference under the same latency
+  profile (what its cells there took beyond their configured seconds: start, ready,
+  connect, drain, teardown; behind a 250 ms far-S3 proxy that is some 5 s a cell, on
+  loopback under 1 s), else its implementation's under any profile, else the study's;
 - a cell sized otherwise (calls, bytes, orders) costs what the same configuration took in
   the reference, and when the reference lacks it, the median cell of its implementation
   (or study) there: priced by analogy, and counted as such;
@@ -43,6 +46,11 @@ def configured_seconds(spec: dict[str, Any]) -> float | None:
     return float(load.get("warmup_s") or 0.0) + float(load["duration_s"])
 
 
+def latency_profile(spec: dict[str, Any]) -> str:
+    """The latency profile a cell ran under ('' where its study has none)."""
+    return str(spec.get("params", {}).get("latency_profile", ""))
+
+
 @dataclass
 class ReferenceTimes:
     """What the reference run's cells took, keyed the ways a planned cell is priced."""
@@ -52,6 +60,13 @@ class ReferenceTimes:
     by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     by_study: dict[str, list[float]] = field(default_factory=dict)
     overhead_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    # Keyed (study, configuration): the seconds its cells were configured for (None: sized
+    # otherwise), so a planned cell configured alike is priced at what they took.
+    configured_by_configuration: dict[tuple[str, str], float | None] = field(
+        default_factory=dict
+    )
+    # Keyed (study, implementation, latency profile): what a proxy in front adds.
+    overhead_by_regime: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     overhead_by_study: dict[str, list[float]] = field(default_factory=dict)
     gap_s: float = 0.0
     handover_s: float = 0.0
@@ -60,6 +75,7 @@ class ReferenceTimes:
     def read(cls, run_dir: Path) -> ReferenceTimes:
         times = cls(run_dir.name, defaultdict(list), defaultdict(list), defaultdict(list))
         times.overhead_by_implementation = defaultdict(list)
+        times.overhead_by_regime = defaultdict(list)
         times.overhead_by_study = defaultdict(list)
         timed = []
         for cell in iter_cells(run_dir, include_aa=True):
@@ -79,11 +95,15 @@ class ReferenceTimes:
 
     def add(self, record: dict[str, Any], total: float) -> None:
         study, implementation = record["study"], record["implementation"]
-        self.by_configuration[(study, configuration_of(record["cell_id"]))].append(total)
+        key = (study, configuration_of(record["cell_id"]))
+        self.by_configuration[key].append(total)
         self.by_implementation[(study, implementation)].append(total)
         self.by_study[study].append(total)
         configured = configured_seconds(record.get("spec", {}))
+        self.configured_by_configuration[key] = configured
         if configured is not None:
+            regime = (study, implementation, latency_profile(record.get("spec", {})))
+            self.overhead_by_regime[regime].append(total - configured)
             self.overhead_by_implementation[(study, implementation)].append(total - configured)
             self.overhead_by_study[study].append(total - configured)
 
@@ -108,12 +128,18 @@ def price(spec: dict[str, Any], reference: ReferenceTimes) -> Price:
     """One planned cell's seconds, and how they were found."""
     study, implementation = spec["study"], spec.get("implementation", "")
     configured = configured_seconds(spec)
-    overheads = reference.overhead_by_implementation.get(
-        (study, implementation)
-    ) or reference.overhead_by_study.get(study)
+    key = (study, configuration_of(spec["cell_id"]))
+    same = reference.by_configuration.get(key)
+    if same and configured is not None and reference.configured_by_configuration[key] == configured:
+        # The same configuration, configured for as long: what its cells took there.
+        return Price(statistics.median(same), "configuration")
+    overheads = (
+        reference.overhead_by_regime.get((study, implementation, latency_profile(spec)))
+        or reference.overhead_by_implementation.get((study, implementation))
+        or reference.overhead_by_study.get(study)
+    )
     if configured is not None and overheads:
         return Price(configured + statistics.median(overheads), "durations")
-    same = reference.by_configuration.get((study, configuration_of(spec["cell_id"])))
     if same:
         return Price(statistics.median(same), "configuration")
     similar = reference.by_implementation.get((study, implementation)) or reference.by_study.get(
