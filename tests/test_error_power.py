@@ -141,3 +141,9 @@ def test_the_sentence_names_why_each_claim_was_not_computed():
     assert said.endswith(
         "; 2 not computed (1 not measured, 1 the seed publishes no figure to test)."
     )
+
+
+def test_a_figure_that_is_no_rate_is_said_not_simulated():
+    verdict = judged_rate(0.75, cells=9, icc=0.05)
+    odd = design_power(replace(verdict, claim=replace(verdict.claim, published=1.5)))
+    assert odd.power is None and odd.reason == "its figure 1.5 is not a rate"

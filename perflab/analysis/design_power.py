@@ -282,6 +282,8 @@ def error_rate_power(verdict: Verdict, pair: PairResult, trials: int) -> DesignP
     calls = [cell.calls for cell in pair.counts]
     if not calls:
         return DesignPower(claim.id, None, reason="no cell counted its calls")
+    if not 0 <= claim.published <= 1:
+        return DesignPower(claim.id, None, reason=f"its figure {claim.published:g} is not a rate")
     icc = clustering(pair.counts)
     bound, published = claim.bound, claim.published
     said = {
