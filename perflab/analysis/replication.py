@@ -67,7 +67,9 @@ POWER_NOTE = (
     "metric's margin) returns 'holds' when the true effect is the seed's figure and 'does "
     "not hold' at the null (an effect as far on the wrong side), by Monte Carlo through the "
     "verdict rule; the spread comes from the run's few rounds, so read it as an estimate. "
-    "Hover a cell for its sentence."
+    "An error rate's power is over its cells (their calls, and the clustering of failures "
+    "within cells they showed); a 'within' claim the seed gives no figure for is priced at "
+    "no difference. Hover a cell for its sentence."
 )
 
 
