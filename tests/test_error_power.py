@@ -120,6 +120,7 @@ def test_the_index_states_an_error_rates_power_in_rates_and_cells():
     said = power.sentence()
     assert said.startswith("Well powered: with 9 cells")
     assert "clustered Clopper-Pearson interval at 90%" in said
+    assert "'does not hold' were it the null 27.5%" in said
 
 
 def test_an_open_error_rate_says_how_many_cells_would_decide_it():

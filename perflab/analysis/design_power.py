@@ -205,10 +205,10 @@ def rate_sentence(power: DesignPower, lead: str) -> str:
         else "calls failing independently (this run's cells showed no spread between them)"
     )
     text = (
-        f"{lead}: with {p.rounds} cells of the calls this run's had and {spread}, the design "
+        f"{lead}: with {p.rounds} cells of as many calls as this run's and {spread}, the design "
         f"had a {p.holds:.0%} chance of 'holds' were the truth the seed's "
-        f"{power.figure(power.published)} and {p.refutes:.0%} of 'does not hold' were it "
-        f"{power.figure(power.null)} (Monte Carlo, {INDEX_TRIALS} trials each, +/- "
+        f"{power.figure(power.published)} and {p.refutes:.0%} of 'does not hold' were it the "
+        f"null {power.figure(power.null)} (Monte Carlo, {INDEX_TRIALS} trials each, +/- "
         f"{p.error:.1%}; verdicts from the clustered Clopper-Pearson interval at "
         f"{percent(DECIDING_COVERAGE)})"
     )
