@@ -14,8 +14,13 @@ import pytest
 
 from perflab.analysis.claims import DIRECTION, Bound
 from perflab.analysis.design_power import design_power, powers_sentence
-from perflab.analysis.error_power import clustering, error_null, error_power
-from perflab.analysis.intervals import CellCount, clustered_error_bounds, clustered_error_interval
+from perflab.analysis.error_power import error_null, error_power
+from perflab.analysis.intervals import (
+    CellCount,
+    clustered_error_bounds,
+    clustered_error_interval,
+    intraclass_correlation,
+)
 from perflab.analysis.simulation import Case, rate_claim, rate_rows
 from perflab.analysis.verdicts import FAILS, HOLDS, Judging, judge
 
@@ -52,9 +57,9 @@ def test_the_null_mirrors_the_seeds_rate_across_the_limit():
 
 
 def test_clustering_is_read_from_the_spread_between_cells():
-    assert clustering([CellCount(0, 50)] * 4) == 0.0
-    assert clustering([CellCount(25, 50)] * 4) == 0.0
-    assert clustering([CellCount(50, 50), CellCount(0, 50)] * 2) > 0.9
+    assert intraclass_correlation([CellCount(0, 50)] * 4) == 0.0
+    assert intraclass_correlation([CellCount(25, 50)] * 4) == 0.0
+    assert intraclass_correlation([CellCount(50, 50), CellCount(0, 50)] * 2) > 0.9
 
 
 def simulated_shares(

@@ -27,13 +27,13 @@ from perflab.analysis.decisions import (
     percent,
 )
 from perflab.analysis.error_power import (
-    clustering,
     error_cells_for,
     error_cells_to_decide,
     error_null,
     error_power,
     error_shares,
 )
+from perflab.analysis.intervals import intraclass_correlation
 from perflab.analysis.power import (
     MOST_ROUNDS,
     SEARCH_TRIALS,
@@ -284,7 +284,7 @@ def error_rate_power(verdict: Verdict, pair: PairResult, trials: int) -> DesignP
         return DesignPower(claim.id, None, reason="no cell counted its calls")
     if not 0 <= claim.published <= 1:
         return DesignPower(claim.id, None, reason=f"its figure {claim.published:g} is not a rate")
-    icc = clustering(pair.counts)
+    icc = intraclass_correlation(pair.counts)
     bound, published = claim.bound, claim.published
     said = {
         "published": published,

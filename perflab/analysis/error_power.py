@@ -17,9 +17,9 @@ import math
 from collections.abc import Sequence
 
 from perflab.analysis.claims import Bound
-from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS, decide
-from perflab.analysis.intervals import CellCount, Interval, clustered_error_bounds, design_effect
-from perflab.analysis.power import Power, fewest_rounds
+from perflab.analysis.decisions import DECIDING_COVERAGE
+from perflab.analysis.intervals import clustered_error_bounds
+from perflab.analysis.power import Power, decided_shares, fewest_rounds
 
 TRIALS = 1000
 SEARCH_TRIALS = 200
@@ -30,17 +30,6 @@ def error_null(bound: Bound, published: float) -> float:
     (clipped to [0, 1]): 0.75 against "more than 50%" mirrors to 0.25, "no errors" (0)
     against "under 5%" to 10%."""
     return min(1.0, max(0.0, 2 * bound.limit - published))
-
-
-def clustering(cells: Sequence[CellCount]) -> float:
-    """The intraclass correlation of failures within cells that `cells` show (0 where they
-    show no spread: no failure, every call failed, or one cell), from the same design effect
-    the engine's interval uses."""
-    calls = [cell.calls for cell in cells if cell.calls > 0]
-    if len(calls) < 2:
-        return 0.0
-    mean = sum(calls) / len(calls)
-    return 0.0 if mean <= 1 else (design_effect(cells) - 1) / (mean - 1)
 
 
 def error_shares(
@@ -68,13 +57,7 @@ def error_shares(
         rates = np.full(shape, rate)
     errors = rng.binomial(counts, rates)
     lows, highs = clustered_error_bounds(errors, counts.tolist(), DECIDING_COVERAGE)
-    label = f"clustered interval over {len(counts)} cells"
-    tally = {HOLDS: 0, FAILS: 0}
-    for low, high in zip(lows.tolist(), highs.tolist(), strict=True):
-        verdict = decide(Interval(low, high, DECIDING_COVERAGE, label), bound)[0]
-        if verdict in tally:
-            tally[verdict] += 1
-    return tally[HOLDS] / trials, tally[FAILS] / trials
+    return decided_shares(lows, highs, bound, 0.0, f"clustered interval over {len(counts)} cells")
 
 
 def error_power(

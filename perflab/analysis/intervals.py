@@ -401,23 +401,31 @@ class CellCount:
     calls: int
 
 
-def design_effect(cells: Sequence[CellCount]) -> float:
-    """How much clustering within cells inflates the variance of the pooled error rate:
-    1 + (mean calls per cell - 1) x the intraclass correlation, the latter from the
-    between-cell variance (the ANOVA estimator for binary outcomes). Never below 1: with
-    one cell, or no spread between cells, it is 1 (calls as independent trials)."""
+def intraclass_correlation(cells: Sequence[CellCount]) -> float:
+    """How alike the calls of one cell fail, from the between-cell variance (the ANOVA
+    estimator for binary outcomes), in [0, 1]: 0 with one cell, no failure, every call
+    failed, or no spread between cells."""
     total = sum(cell.calls for cell in cells)
     k = len(cells)
     errors = sum(cell.errors for cell in cells)
     if k < 2 or total <= k or errors in (0, total):
-        return 1.0
+        return 0.0
     rate = errors / total
     between = sum(c.calls * (c.errors / c.calls - rate) ** 2 for c in cells) / (k - 1)
     within = sum(c.errors * (1 - c.errors / c.calls) for c in cells) / (total - k)
     size = (total - sum(c.calls**2 for c in cells) / total) / (k - 1)
     denominator = between + (size - 1) * within
-    icc = 0.0 if denominator <= 0 else max(0.0, min(1.0, (between - within) / denominator))
-    return max(1.0, 1 + (total / k - 1) * icc)
+    return 0.0 if denominator <= 0 else max(0.0, min(1.0, (between - within) / denominator))
+
+
+def design_effect(cells: Sequence[CellCount]) -> float:
+    """How much clustering within cells inflates the variance of the pooled error rate:
+    1 + (mean calls per cell - 1) x the intraclass correlation. Never below 1: with one
+    cell, or no spread between cells, it is 1 (calls as independent trials)."""
+    if len(cells) < 2:
+        return 1.0
+    mean = sum(cell.calls for cell in cells) / len(cells)
+    return max(1.0, 1 + (mean - 1) * intraclass_correlation(cells))
 
 
 def clustered_error_bounds(

@@ -18,6 +18,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import BAND, DIRECTION, Bound
 from perflab.analysis.decisions import (
@@ -29,6 +30,9 @@ from perflab.analysis.decisions import (
     holding_edge,
 )
 from perflab.analysis.intervals import Interval, paired_log_t_bounds
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TRIALS = 2000
 
@@ -98,20 +102,26 @@ def verdict_shares(
     of the overview page's CPU when built one by one."""
     import numpy as np
 
-    # The coverage the engine computes its intervals at (verdicts.ratio_pair).
-    target = DECIDING_COVERAGE
-    counts = {HOLDS: 0, FAILS: 0}
     if rounds < 2:
         return 0.0, 0.0
     draws = [math.log(effect * math.exp(rng.gauss(0, sigma))) for _ in range(trials * rounds)]
-    ends = paired_log_t_bounds(np.array(draws).reshape(trials, rounds), target)
-    lows, highs = (end.tolist() for end in ends)
-    label = f"paired t interval of {rounds} rounds"
-    for low, high in zip(lows, highs, strict=True):
-        verdict = decide(Interval(low, high, target, label), bound, margin, DECIDING_COVERAGE)[0]
+    # At the coverage the engine computes its intervals at (verdicts.ratio_pair).
+    lows, highs = paired_log_t_bounds(np.array(draws).reshape(trials, rounds), DECIDING_COVERAGE)
+    return decided_shares(lows, highs, bound, margin, f"paired t interval of {rounds} rounds")
+
+
+def decided_shares(
+    lows: np.ndarray, highs: np.ndarray, bound: Bound, margin: float, label: str
+) -> tuple[float, float]:
+    """The shares of simulated intervals (their ends, one per trial) that the engine's rule
+    (decisions.decide at DECIDING_COVERAGE) reads "holds" and "does not hold"."""
+    counts = {HOLDS: 0, FAILS: 0}
+    for low, high in zip(lows.tolist(), highs.tolist(), strict=True):
+        interval = Interval(low, high, DECIDING_COVERAGE, label)
+        verdict = decide(interval, bound, margin, DECIDING_COVERAGE)[0]
         if verdict in counts:
             counts[verdict] += 1
-    return counts[HOLDS] / trials, counts[FAILS] / trials
+    return counts[HOLDS] / len(lows), counts[FAILS] / len(lows)
 
 
 def decided_share(
