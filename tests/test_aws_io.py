@@ -91,6 +91,20 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
     assert cell.server.options["loop"] == "uvloop"
 
 
+def test_warm_up_runs_no_more_calls_at_once_than_the_server_has_workers():
+    far = [c for c in cells("quick") if c.params["latency_profile"] == "seed_far_s3"]
+    capped = {
+        (c.implementation, c.load.concurrency): c.load.warmup_concurrency
+        for c in far
+        if "aa" not in c.params
+    }
+    assert capped[("grpcio_sync_w1", 2)] == capped[("grpcio_sync_w1", 10)] == 1
+    assert capped[("grpcio_sync_w10", 50)] == capped[("grpcio_sync_w10", 25)] == 10
+    # At or under its workers, and on servers without a worker pool: the window's own.
+    assert capped[("grpcio_sync_w10", 10)] == capped[("grpcio_sync_w10", 2)] == 0
+    assert capped[("grpclib_asyncio", 50)] == 0
+
+
 def test_seed_stack_runs_the_grpcio_servers_far_at_the_quick_concurrencies_only():
     quick = cells("quick")
     seed = [c for c in quick if c.params.get("stack") == "seed000"]

@@ -55,6 +55,21 @@ def test_ghz_spreads_the_concurrency_over_the_cells_connections():
     assert "--connections=1" in default  # ghz's own default, what the seeds ran, now on record
 
 
+def test_a_warm_up_runs_at_its_own_concurrency_and_the_window_at_the_cells():
+    capped = load(warmup_s=1, warmup_concurrency=10, connections=5)
+    warm = ghz_argv(Path("ghz"), capped, Path("proto"), "h:1", 2, Path("w.json"), warmup=True)
+    window = ghz_argv(Path("ghz"), capped, Path("proto"), "h:1", 2, Path("o.json"))
+    assert "--concurrency=10" in warm and "--duration=1s" in warm
+    assert "--concurrency=50" in window and "--connections=5" in window
+    # Never more connections than the warm-up has workers for.
+    one = load(warmup_s=1, warmup_concurrency=1, connections=5)
+    assert "--connections=1" in ghz_argv(
+        Path("ghz"), one, Path("proto"), "h:1", 2, Path("w.json"), warmup=True
+    )
+    uncapped = ghz_argv(Path("ghz"), load(warmup_s=1), Path("p"), "h:1", 2, Path("w"), True)
+    assert "--concurrency=50" in uncapped
+
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -65,6 +80,7 @@ def test_an_answered_warm_up_records_its_calls_and_time_and_notes_nothing():
     assert summary == {
         "configured_s": 0.5,
         "configured_calls": 0,
+        "concurrency": 1,
         "seconds": round(report["total"] / 1e9, 3),
         "calls": report["count"],
         "ok": report["count"],

@@ -150,9 +150,7 @@ def test_smoke_is_short_and_full_reaches_the_seed_sizes():
     assert len(parallel) == 2 * 2 * 2 and {c.params["orders"] for c in parallel} == {200}
     assert len(smoke) == len(parallel) + 1
     full = cells("full")
-    assert (
-        max(c.params["clients"] for c in full if c.params["client_order"] == "sequential") == 100
-    )
+    assert max(c.params["clients"] for c in full if c.params["client_order"] == "sequential") == 100
     assert max(c.params["clients"] for c in full) == 10_000
     # The seed's --count reached 100 000; 1 000 sequential clients send 1 000 orders each.
     assert max(c.params["orders"] for c in full if c.params["client_order"] == "parallel") == (
@@ -160,6 +158,19 @@ def test_smoke_is_short_and_full_reaches_the_seed_sizes():
     )
     # A cell never has fewer orders than clients.
     assert all(c.params["orders"] >= c.params["clients"] for c in full)
+
+
+def test_warmup_is_capped_over_all_clients_but_warms_each_connection():
+    by_clients = {c.params["clients"]: c.load.client_options["warmup"] for c in cells("quick")}
+    assert by_clients[1] == by_clients[10] == by_clients[100] == 10
+    # 1 000 clients x 10 would be 10 000 discarded orders: one each instead.
+    assert by_clients[1000] == 1
+    tight = {
+        c.params["clients"]: c.load.client_options["warmup"]
+        for c in cells("quick", warmup_max_total=50)
+    }
+    assert (tight[1], tight[10], tight[100]) == (10, 5, 1)
+    assert {c.load.client_options["warmup"] for c in cells("quick", warmup=0)} == {0}
 
 
 def test_tls_dir_and_latency_profiles_reach_the_cells():

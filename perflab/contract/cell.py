@@ -56,6 +56,11 @@ class LoadSpec:
     duration_s: float | None = None
     warmup_total: int | None = None
     warmup_s: float | None = None
+    # Concurrency of the discarded warm-up; 0: the window's. A server with fewer workers than
+    # the window's concurrency queues the rest, and the warm-up then ends only when that
+    # queue has drained (far S3: 50 calls at 0.6 s on 10 workers, 3 s for 1 s asked), yet the
+    # queued calls warm nothing the first `workers` calls did not.
+    warmup_concurrency: int = 0
     ghz_version: str = ""  # empty: take it from the run's calibration.json
     timeout_s: float = 600.0
     client_impl: str = ""  # kind "client": "<language>/<folder>" of the client

@@ -23,6 +23,9 @@ def ghz_argv(
     out: Path,
     warmup: bool = False,
 ) -> list[str]:
+    concurrency = load.concurrency
+    if warmup and load.warmup_concurrency:
+        concurrency = min(concurrency, load.warmup_concurrency)
     argv = [
         str(binary),
         "--insecure",
@@ -30,9 +33,9 @@ def ghz_argv(
         f"--import-paths={proto_dir}",
         f"--call={load.call}",
         f"--data={json.dumps(load.data)}",
-        f"--concurrency={load.concurrency}",
+        f"--concurrency={concurrency}",
         # HTTP/2 connections the concurrency is spread over: a recorded matrix parameter.
-        f"--connections={load.connections}",
+        f"--connections={min(load.connections, concurrency)}",
         f"--cpus={cpus}",
         "--format=json",
         f"--output={out}",
@@ -68,6 +71,7 @@ def warmup_summary(report: dict[str, Any], load: LoadSpec) -> dict[str, Any]:
     return {
         "configured_s": load.warmup_s or 0.0,
         "configured_calls": load.warmup_total or 0,
+        "concurrency": min(load.concurrency, load.warmup_concurrency or load.concurrency),
         "seconds": round(report["total"] / 1e9, 3),
         "calls": int(report["count"]),
         "ok": codes.get("OK", 0),

@@ -283,6 +283,11 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
     else:
         load.duration_s, load.warmup_s = regime.steady_duration_s, regime.warmup_s
         params["duration_s"] = regime.steady_duration_s
+    workers = regime.implementations[at.name].get("options", {}).get("workers")
+    if workers and workers < at.concurrency:
+        # The warm-up warms the server's threads and S3 connections: calls past its workers
+        # only queue, and the warm-up would wait for them (w1 at 10: 7 s for 1 s asked).
+        load.warmup_concurrency = workers
     suffix = "" if at.latency == "none" else f"-{at.latency}"
     # The current stack's cells keep their ids and params (a missing `stack` reads as current).
     if at.stack != CURRENT_STACK:
