@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from perflab.contract.cell import CellSpec
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import HostPaths, discover
-from perflab.host.runner import now_iso
+from perflab.host.runner import is_complete, now_iso
 
 if TYPE_CHECKING:
     from perflab.analysis.run import Hooks
@@ -116,9 +116,18 @@ def cmd_cells(args: argparse.Namespace) -> int:
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stop.append(signum))
     total = args.of or len(specs) + args.first - 1
+    complete = [spec for spec in specs if is_complete(runner.cell_dir(spec))]
+    if complete:
+        # The mark perflab.contract.phases reads: the time since the last cell is a pause.
+        log_progress(
+            runner.runs_root / specs[0].run_id / "progress.log",
+            f"resumed: {len(complete)} of these {len(specs)} cells complete already",
+        )
     for index, spec in enumerate(specs, start=args.first):
         if stop:
-            print(f"perflab cells: stopped by signal {stop[0]} before {spec.cell_id}", flush=True)
+            line = f"stopped by signal {stop[0]} before {spec.study}/{spec.cell_id}"
+            log_progress(runner.runs_root / spec.run_id / "progress.log", line)
+            print(f"perflab cells: {line}", flush=True)
             return 128 + stop[0]
         run_logged(runner, spec, " ".join(filter(None, [args.progress, f"[{index}/{total}]"])))
     return 0
@@ -377,7 +386,9 @@ def cmd_phases(args: argparse.Namespace) -> int:
     split = run_split(Path(args.run_dir))
     print(
         f"{split.efficiency:.0%} of {split.wall / 60:.1f} min measuring inside measured "
-        f"windows ({split.gap_count} gaps between cells, {split.handover_count} handovers)"
+        f"windows ({split.gap_count} gaps between cells, {split.handover_count} handovers"
+        + (f", {split.paused / 60:.1f} min paused left out" if split.pause_count else "")
+        + ")"
     )
     print(split_table(split))
     if args.top:

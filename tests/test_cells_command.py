@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from perflab.contract.phases import run_split
 from tests.test_runner import scratch_tree, spec
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,7 +59,7 @@ def test_a_run_interrupted_between_cells_resumes_with_none_lost_or_run_twice(tmp
     out, _ = first.communicate(timeout=60)
     assert first.returncode == 128 + signal.SIGTERM
     assert "scratch [1/3] hello/silent-1-r1: failed: server not ready" in out
-    assert "stopped by signal 15 before silent-2-r1" in out
+    assert "stopped by signal 15 before hello/silent-2-r1" in out
     cell_dir = tmp_path / "runs" / "run1" / "hello"
     assert sorted(p.name for p in cell_dir.iterdir()) == ["silent-1-r1"]  # whole, no partial
     written = (cell_dir / "silent-1-r1" / "cell.json").read_text()
@@ -75,6 +76,13 @@ def test_a_run_interrupted_between_cells_resumes_with_none_lost_or_run_twice(tmp
     assert sorted(p.name for p in cell_dir.iterdir()) == [f"silent-{i}-r1" for i in (1, 2, 3)]
     ends = [line for line in progress.read_text().splitlines() if " end " in line]
     assert len(ends) == 4  # every cell named as it ended, the skip too
+    # The stop and the resume are marked, so the time between them is a pause, not overhead.
+    marks = [line.split(" ", 1)[1] for line in progress.read_text().splitlines()]
+    assert "stopped by signal 15 before hello/silent-2-r1" in marks
+    assert "resumed: 1 of these 3 cells complete already" in marks
+    split = run_split(tmp_path / "runs" / "run1")
+    assert split.pause_count == 1 and split.paused > 0
+    assert split.gap_count == 1  # cells 2 -> 3 of the second runner
 
 
 @pytest.mark.live

@@ -20,6 +20,7 @@ from perflab.contract.phases import (
     largest_overheads,
     manifest_entry,
     overheads_table,
+    pause_marks,
     split_cells,
     split_table,
 )
@@ -108,6 +109,31 @@ def test_the_split_counts_gaps_within_a_study_and_handovers_between_studies():
     assert split.cells_by_study == {"a": 2, "b": 1}
     assert manifest_entry(split)["studies"]["a"]["window"] == 4.0
     assert "| gaps between cells | 0.0 | 3% |" in split_table(split)
+
+
+def test_a_gap_with_a_stop_or_resume_mark_in_it_is_a_pause_left_out_of_the_wall():
+    cells = [cell("a", 0.0, 4.0, 2.0), cell("a", 30.0, 34.0, 2.0), cell("a", 35.0, 39.0, 2.0)]
+    progress = (
+        "2026-11-25T10:00:04.500+00:00 stopped by signal 2 before hello/x-r1\n"
+        "2026-11-25T10:00:29.000+00:00 start hello [2/3] hello/x-r1\n"
+        "not a line of ours\n"
+    )
+    marks = pause_marks(progress)
+    assert len(marks) == 1
+    paused = split_cells(cells, marks)
+    assert (paused.paused, paused.pause_count) == (26.0, 1)
+    assert paused.wall == 39.0 - 26.0 and (paused.gaps, paused.gap_count) == (1.0, 1)
+    assert sum(paused.parts.values()) == pytest.approx(paused.wall)
+    assert manifest_entry(paused)["paused_s"] == 26.0
+    assert "Left out: 0.4 min paused between a stop and its resume (1 pause)." in split_table(
+        paused
+    )
+    # Without a mark the same gap is the runner's own time between cells.
+    unmarked = split_cells(cells)
+    assert (unmarked.paused, unmarked.wall, unmarked.gaps) == (0.0, 39.0, 27.0)
+    assert "Left out" not in split_table(unmarked)
+    resumed = pause_marks("2026-11-25T10:00:20.000+00:00 resumed: 1 of these 3 cells\n")
+    assert split_cells(cells, resumed).pause_count == 1
 
 
 def test_efficiency_rises_when_the_same_windows_take_less_wall_time():

@@ -204,6 +204,10 @@ class MeasuringSplit:
     gap_count: int = 0
     handover_count: int = 0
     parts: dict[str, float] = field(default_factory=dict)
+    # Time between a stop and its resume (progress.log's PAUSE_MARKS inside a gap): no
+    # runner was measuring, so it is left out of `wall` (a `full` run may pause for days).
+    paused: float = 0.0
+    pause_count: int = 0
 
     @property
     def window(self) -> float:
@@ -215,9 +219,29 @@ class MeasuringSplit:
         return self.window / self.wall if self.wall > 0 else 0.0
 
 
-def split_cells(cells: list[TimedCell]) -> MeasuringSplit:
-    """Sums the cells' phases per study and times the gaps between them, in start order."""
+# progress.log lines that mark a pause: a runner stopped by a signal, and a runner that
+# found cells of its list complete already (a rerun of the same run id).
+PAUSE_MARKS = ("stopped", "resumed")
+
+
+def pause_marks(progress: str) -> list[datetime]:
+    """When progress.log says a runner stopped or resumed (lines '<iso time> <mark> ...')."""
+    marks = []
+    for line in progress.splitlines():
+        stamp, _, rest = line.partition(" ")
+        if rest.split(" ", 1)[0].rstrip(":") in PAUSE_MARKS:
+            try:
+                marks.append(datetime.fromisoformat(stamp))
+            except ValueError:
+                continue  # not a line this module wrote: no mark
+    return marks
+
+
+def split_cells(cells: list[TimedCell], marks: list[datetime] | None = None) -> MeasuringSplit:
+    """Sums the cells' phases per study and times the gaps between them, in start order; a
+    gap with a pause mark in it is a pause, not measuring time."""
     cells = sorted(cells, key=lambda c: c.start)
+    marks = marks or []
     by_study: dict[str, PhaseTimes] = {}
     counts: dict[str, int] = {}
     for cell in cells:
@@ -225,16 +249,22 @@ def split_cells(cells: list[TimedCell]) -> MeasuringSplit:
         for f in fields(PhaseTimes):
             setattr(summed, f.name, getattr(summed, f.name) + getattr(cell.phases, f.name))
         counts[cell.study] = counts.get(cell.study, 0) + 1
-    gaps = handovers = 0.0
-    gap_count = handover_count = 0
+    gaps = handovers = paused = 0.0
+    gap_count = handover_count = pause_count = 0
     for before, after in zip(cells, cells[1:], strict=False):
         gap = max(seconds_between(before.end, after.start), 0.0)
-        if before.study == after.study:
+        ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
+        if any(ended <= mark <= started for mark in marks):
+            paused, pause_count = paused + gap, pause_count + 1
+        elif before.study == after.study:
             gaps, gap_count = gaps + gap, gap_count + 1
         else:
             handovers, handover_count = handovers + gap, handover_count + 1
-    wall = seconds_between(cells[0].start, max(c.end for c in cells)) if cells else 0.0
-    split = MeasuringSplit(wall, by_study, counts, gaps, handovers, gap_count, handover_count)
+    span = seconds_between(cells[0].start, max(c.end for c in cells)) if cells else 0.0
+    split = MeasuringSplit(
+        span - paused, by_study, counts, gaps, handovers, gap_count, handover_count
+    )
+    split.paused, split.pause_count = paused, pause_count
     split.parts = parts_of(split)
     return split
 
@@ -265,7 +295,8 @@ def run_split(run_dir: Path) -> MeasuringSplit:
                     record["study"], record["start"], record["end"], cell_phases(folder, record)
                 )
             )
-    return split_cells(cells)
+    progress = run_dir / "progress.log"
+    return split_cells(cells, pause_marks(progress.read_text()) if progress.is_file() else [])
 
 
 @dataclass
@@ -339,6 +370,7 @@ def manifest_entry(split: MeasuringSplit) -> dict[str, Any]:
         "efficiency": round(split.efficiency, 4),
         "gaps_s": round(split.gaps, 3),
         "handovers_s": round(split.handovers, 3),
+        "paused_s": round(split.paused, 3),
         "parts_s": {name: round(value, 3) for name, value in split.parts.items()},
         "studies": {
             study: {"cells": split.cells_by_study[study], **times.as_dict()}
@@ -354,6 +386,11 @@ def split_table(split: MeasuringSplit) -> str:
         share = seconds / split.wall if split.wall else 0.0
         lines.append(f"| {name} | {seconds / 60:.1f} | {share:.0%} |")
     lines.append(f"| measuring wall time | {split.wall / 60:.1f} | 100% |")
+    if split.pause_count:
+        lines.append(
+            f"\nLeft out: {split.paused / 60:.1f} min paused between a stop and its resume "
+            f"({split.pause_count} pause{'s' if split.pause_count > 1 else ''})."
+        )
     return "\n".join(lines)
 
 
