@@ -103,7 +103,10 @@ def cmd_cell(args: argparse.Namespace) -> int:
 def cmd_cells(args: argparse.Namespace) -> int:
     """Runs a list of cells in one process, in order, each as `cell` would (complete cells
     skipped). SIGTERM or SIGINT lets the running cell finish and stops before the next:
-    a rerun of the same list goes on from there, no cell lost or run twice."""
+    a rerun of the same list goes on from there, no cell lost or run twice. So does the end
+    of the process that started it: Ansible's Ctrl-C ends the task's process but not this
+    one (its own session), which would otherwise run on beside the rerun."""
+    import os
     import signal
 
     found = specs_and_runner(
@@ -123,12 +126,15 @@ def cmd_cells(args: argparse.Namespace) -> int:
             runner.runs_root / specs[0].run_id / "progress.log",
             f"resumed: {len(complete)} of these {len(specs)} cells complete already",
         )
+    parent = os.getppid()
     for index, spec in enumerate(specs, start=args.first):
-        if stop:
-            line = f"stopped by signal {stop[0]} before {spec.study}/{spec.cell_id}"
+        orphaned = os.getppid() != parent
+        if stop or orphaned:
+            why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
+            line = f"stopped {why} before {spec.study}/{spec.cell_id}"
             log_progress(runner.runs_root / spec.run_id / "progress.log", line)
             print(f"perflab cells: {line}", flush=True)
-            return 128 + stop[0]
+            return 128 + (stop[0] if stop else signal.SIGHUP)
         run_logged(runner, spec, " ".join(filter(None, [args.progress, f"[{index}/{total}]"])))
     return 0
 

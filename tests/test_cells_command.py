@@ -4,6 +4,7 @@ gives it, and a run interrupted between two cells resumed with none lost or run 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -101,3 +102,48 @@ def test_a_bad_spec_in_the_list_is_refused_before_any_cell_runs(tmp_path):
     assert done.returncode == 2
     assert "perflab cells: bad cell spec: 'server'" in done.stderr
     assert not (tmp_path / "run1").exists()
+
+
+@pytest.mark.live
+def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path):
+    """Ansible's Ctrl-C ends the task's processes, not the runner (its own session): the
+    runner sees its parent gone, finishes its cell and stops, so a rerun runs alone."""
+    src = scratch_tree(tmp_path)
+    specs = cells_list(tmp_path, 3)
+    progress = tmp_path / "runs" / "run1" / "progress.log"
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "perflab", "cells", f"--home={home}", f"--src={src}"]
+    argv += [f"--specs={specs}", f"--runs={tmp_path / 'runs'}", "--progress=scratch"]
+    # A parent that starts the runner in a session of its own, says its pid, and waits.
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], start_new_session=True,"
+            " stdout=subprocess.DEVNULL); print(p.pid, flush=True); p.wait()",
+            *argv,
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    runner_pid = int(parent.stdout.readline())
+    try:
+        wait_for(progress, "start scratch [1/3]")
+        parent.kill()
+        parent.wait(timeout=10)
+        wait_for(progress, "stopped (its parent", timeout_s=30)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{runner_pid}").exists() or (
+            "Z" in Path(f"/proc/{runner_pid}/stat").read_text().split()[2]
+        )
+    finally:
+        if Path(f"/proc/{runner_pid}").exists():
+            os.kill(runner_pid, signal.SIGKILL)
+    cell_dir = tmp_path / "runs" / "run1" / "hello"
+    assert sorted(p.name for p in cell_dir.iterdir()) == ["silent-1-r1"]
+    assert "before hello/silent-2-r1" in progress.read_text()
