@@ -362,7 +362,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if reference is None:
         print(f"no {args.topology} reference run to estimate the measuring time from")
         return 0
-    print(estimate(cells, reference, args.adaptive_minutes).sentence())
+    done = 0
+    if args.run_dir:
+        from perflab.analysis.estimate import left_to_run
+
+        cells, done = left_to_run(cells, Path(args.run_dir))
+    resuming = f"resuming: {done} cells complete already, the rest: " if done else ""
+    print(resuming + estimate(cells, reference, args.adaptive_minutes).sentence())
     return 0
 
 
@@ -511,6 +517,9 @@ def parser() -> argparse.ArgumentParser:
     estimate.add_argument("--reference", default="data/reference", help="reference_runs.yml")
     estimate.add_argument("--topology", default="localhost", help="whose reference run")
     estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
+    estimate.add_argument(
+        "--run-dir", default="", help="the run's folder: a resume prices only the cells left"
+    )
     estimate.set_defaults(func=cmd_estimate)
 
     planner = sub.add_parser("plan", help="rounds and minutes the open claims of a run ask for")

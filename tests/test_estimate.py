@@ -165,3 +165,41 @@ def test_the_readme_gives_each_profiles_estimate_as_it_comes_out():
     full = " ".join(profile_estimate("full").split())
     assert f"quick {quick}" in readme
     assert f"full {full}" in readme
+
+
+def test_a_resume_prices_only_the_cells_without_a_record(own_cells, tmp_path, monkeypatch, capsys):
+    import io
+
+    from perflab.analysis.estimate import left_to_run
+    from perflab.cli import main
+
+    cells = {"hello": [copy.deepcopy(s) for s in own_cells["hello"][:3]]}
+    done, broken, _ = (spec["cell_id"] for spec in cells["hello"])
+    (tmp_path / "hello" / done).mkdir(parents=True)
+    (tmp_path / "hello" / done / "cell.json").write_text("{}")
+    (tmp_path / "hello" / broken).mkdir()  # no record: the runner runs it again
+    left, complete = left_to_run(cells, tmp_path)
+    assert complete == 1
+    assert [spec["cell_id"] for spec in left["hello"]] == [
+        spec["cell_id"] for spec in cells["hello"][1:]
+    ]
+
+    def said(run_dir: Path) -> str:
+        monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(cells)))
+        assert (
+            main(
+                [
+                    "estimate",
+                    f"--reference={REPO_ROOT / 'data' / 'reference'}",
+                    f"--run-dir={run_dir}",
+                ]
+            )
+            == 0
+        )
+        return capsys.readouterr().out
+
+    resumed = said(tmp_path)
+    assert resumed.startswith("resuming: 1 cells complete already, the rest: expected measuring")
+    assert "of 2 cells" in resumed
+    fresh = said(tmp_path / "none")
+    assert fresh.startswith("expected measuring") and "of 3 cells" in fresh

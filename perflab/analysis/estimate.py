@@ -208,6 +208,20 @@ def estimate(
     return Estimate(minutes, adaptive_minutes, reference_run.name, guessed, dict(priced))
 
 
+def left_to_run(cells: dict[str, list[dict]], run_dir: Path) -> tuple[dict[str, list[dict]], int]:
+    """The cells a rerun of `run_dir`'s id still has to measure (those with no cell.json,
+    as the runner skips them), and how many are complete already."""
+
+    def complete(study: str, spec: dict) -> bool:
+        return (run_dir / study / spec["cell_id"] / "cell.json").is_file()
+
+    left = {
+        study: [spec for spec in specs if not complete(study, spec)]
+        for study, specs in cells.items()
+    }
+    return left, sum(map(len, cells.values())) - sum(map(len, left.values()))
+
+
 def measured_minutes(run_dir: Path) -> float:
     """What a run's measuring took, first cell start to last cell end (to set beside its
     estimate)."""
