@@ -55,14 +55,16 @@ def make_runner(args: argparse.Namespace) -> CellRunner | None:
     )
 
 
-def run_logged(runner: CellRunner, spec: CellSpec, progress_label: str) -> str:
+def run_logged(
+    runner: CellRunner, spec: CellSpec, progress_label: str, keep_server: bool = False
+) -> str:
     """Runs one cell (skipped when complete), its start and end in the run's progress.log
     (Ansible prints a loop item only when it ends: this file says what runs now)."""
     label = f"{progress_label} {spec.study}/{spec.cell_id}".strip()
     progress = runner.runs_root / spec.run_id / "progress.log"
     progress.parent.mkdir(parents=True, exist_ok=True)
     log_progress(progress, f"start {label}")
-    record = runner.run(spec)
+    record = runner.run(spec, keep_server)
     if record is None:
         line = f"{label}: complete already, skipped"
     else:
@@ -127,15 +129,26 @@ def cmd_cells(args: argparse.Namespace) -> int:
             f"resumed: {len(complete)} of these {len(specs)} cells complete already",
         )
     parent = os.getppid()
-    for index, spec in enumerate(specs, start=args.first):
-        orphaned = os.getppid() != parent
-        if stop or orphaned:
-            why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
-            line = f"stopped {why} before {spec.study}/{spec.cell_id}"
-            log_progress(runner.runs_root / spec.run_id / "progress.log", line)
-            print(f"perflab cells: {line}", flush=True)
-            return 128 + (stop[0] if stop else signal.SIGHUP)
-        run_logged(runner, spec, " ".join(filter(None, [args.progress, f"[{index}/{total}]"])))
+    done = {id(spec) for spec in complete}
+    to_run = [spec for spec in specs if id(spec) not in done]
+    # A cell keeps its server for the next cell to run when that one shares it.
+    keeps = {
+        id(spec): after.shares_server() and after.server_key() == spec.server_key()
+        for spec, after in zip(to_run, to_run[1:], strict=False)
+    }
+    try:
+        for index, spec in enumerate(specs, start=args.first):
+            orphaned = os.getppid() != parent
+            if stop or orphaned:
+                why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
+                line = f"stopped {why} before {spec.study}/{spec.cell_id}"
+                log_progress(runner.runs_root / spec.run_id / "progress.log", line)
+                print(f"perflab cells: {line}", flush=True)
+                return 128 + (stop[0] if stop else signal.SIGHUP)
+            label = " ".join(filter(None, [args.progress, f"[{index}/{total}]"]))
+            run_logged(runner, spec, label, keeps.get(id(spec), False))
+    finally:
+        runner.release()
     return 0
 
 

@@ -42,6 +42,23 @@ def test_quick_profile_expands_every_server_shape_concurrency_and_repeat():
     assert repeats == sorted(repeats)
 
 
+def test_reused_servers_are_off_by_default_and_on_spare_the_aa_pairs_fresh_copy():
+    from perflab.contract.cell import AA_PARAM
+
+    matrix, profiles = study_vars("hello")
+    every = expand("run1", get_study("hello"), matrix, profiles, "quick", KNOWN)
+    assert not any(c.reuse_server for c in every)
+    matrix["reuse_servers"] = True
+    shared = expand("run1", get_study("hello"), matrix, profiles, "quick", KNOWN)
+    aa = [c for c in shared if AA_PARAM in c.params]
+    assert aa and {c.params[AA_PARAM] for c in aa if not c.reuse_server} == {"a"}
+    assert all(c.reuse_server for c in shared if c.params.get(AA_PARAM) != "a")
+    # One server per implementation (and stack) and round: its cells run one after another.
+    first = [c.server_key() for c in shared if c.repeat == 1 and c.reuse_server]
+    blocks = [k for i, k in enumerate(first) if i == 0 or first[i - 1] != k]
+    assert len(blocks) == len(set(first)) == 9
+
+
 def test_seed_stack_cells_run_seed_000s_grpcio_in_the_seed_scenario_only():
     cells = hello_cells("quick")
     seed = [c for c in cells if c.params.get("stack") == "seed000"]

@@ -80,6 +80,34 @@ def test_a_lower_phase_runs_first_within_its_round():
     assert round_order([*cells, late], "seed")[-1].cell_id == "late-round-2"
 
 
+def test_cells_that_share_a_server_are_gathered_at_the_first_of_them():
+    cells = [c for c in study_cells("hello", "quick") if c.repeat <= 2]
+    plain = round_order(cells, "s")
+    sharing = [replace(c, reuse_server=True) for c in cells]
+    ordered = round_order(sharing, "s")
+    assert [c.repeat for c in ordered] == sorted(c.repeat for c in ordered)
+    for repeat in (1, 2):
+        mine = [c for c in ordered if c.repeat == repeat]
+        keys = [c.server_key() for c in mine]
+        # One block per server: a key never comes back once another has started.
+        blocks = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+        assert len(blocks) == len(set(keys))
+        # Servers first met in the shuffled order, cells in their shuffled order within.
+        shuffled = [c for c in plain if c.repeat == repeat]
+        first_seen = list(dict.fromkeys(c.server_key() for c in shuffled))
+        assert blocks == first_seen
+        for key in set(keys):
+            assert [c.cell_id for c in mine if c.server_key() == key] == [
+                c.cell_id for c in shuffled if c.server_key() == key
+            ]
+    # A cell with a proxy in front of what its server calls keeps its place: never shared.
+    proxied = replace(sharing[0], latency_proxies=[{"option": "x", "one_way_ms": 1.0}])
+    assert not proxied.shares_server()
+    # Nothing moves where no cell shares: the shuffle leaves one server's cells apart.
+    keys = [c.server_key() for c in plain if c.repeat == 1]
+    assert sum(1 for i in range(1, len(keys)) if keys[i] != keys[i - 1]) + 1 > len(set(keys))
+
+
 def test_the_manifest_records_the_rule_and_each_studys_seed(tmp_path):
     run = tmp_path / "my-run"
     (run / "hello").mkdir(parents=True)

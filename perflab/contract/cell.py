@@ -101,9 +101,24 @@ class CellSpec:
     # Order inside a round before its shuffle (perflab.contract.rounds): a cell that another
     # cell of the same round needs first (a probe that sets a step's rate) has a lower phase.
     phase: int = 0
+    # May measure a server a cell before it of the same round started (same server_key),
+    # instead of starting its own: the round's order gathers such cells, and the runner keeps
+    # the server between them. False, as every cell recorded before this field ran: its own.
+    reuse_server: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def server_key(self) -> str:
+        """What a server must be for this cell to measure it: the same implementation,
+        options, environment and host, the same dependencies, and no proxy of its own (one
+        in front of what the server calls is started with it: such cells never share)."""
+        server = {**asdict(self.server), "port": 0}
+        return json.dumps([self.study, server, self.dependencies], sort_keys=True)
+
+    def shares_server(self) -> bool:
+        """Whether the runner may keep this cell's server for the next cell of its key."""
+        return self.reuse_server and not self.proxies_for("server")
 
     def proxies_for(self, caller: str) -> list[dict[str, Any]]:
         """The latency_proxies entries delaying this caller's calls ("server" or "load")."""
@@ -146,6 +161,9 @@ class CellRecord:
     # Seconds of each phase (perflab.contract.phases); cells recorded before it have none,
     # and their times are read back from their raw files.
     phases: dict[str, float] = field(default_factory=dict)
+    # The cell whose run started the server this cell measured, when the runner kept it
+    # from an earlier cell of the round (CellSpec.reuse_server); "": the cell's own server.
+    server_from: str = ""
     # The discarded warm-up's counts (perflab.host.ghz.warmup_summary): asked and taken
     # seconds, calls sent, answered, failed by status code; or what a study client reports
     # of its own warm-up (client.json `warmup`); {} without either.

@@ -8,6 +8,11 @@ neighbour. The shuffle's seed comes from the run id and the study: a resume with
 run id runs the cells left in the order the first attempt would have, and the manifest
 records the seed and ROUND_RULE, so anyone can recompute the order.
 
+Cells that may share a server (CellSpec.reuse_server, the same server_key) are then
+gathered where the first of them fell, in their shuffled order: one server per
+implementation and round, started once, while which server runs first still changes from
+round to round. Nothing moves in a study whose cells do not share.
+
 A cell's `phase` orders it inside its round before the shuffle: a cell that another cell of
 the same round needs first (e.g. a probe that sets a step's offered rate) takes a lower
 phase. Every cell of today's studies is phase 0: none needs another of its round first.
@@ -34,7 +39,9 @@ ROUND_RULE = (
     "round by round (every cell of repeat 1, then of repeat 2, ...); inside a round by phase; "
     "inside a phase the cells sorted by cell id, then shuffled by Python's "
     "random.Random(f'{seed}:{repeat}:{phase}').shuffle, seed = the study's entry in "
-    "`round_seeds` (sha256 of '<run_id>/<study>', first 16 hex digits)"
+    "`round_seeds` (sha256 of '<run_id>/<study>', first 16 hex digits); then the cells that "
+    "share a server (reuse_server, the same server_key) gathered at the first of them, in "
+    "their shuffled order"
 )
 
 
@@ -53,8 +60,18 @@ def round_order(cells: list[CellSpec], seed: str) -> list[CellSpec]:
     for repeat, phase in sorted(groups):
         group = sorted(groups[(repeat, phase)], key=lambda cell: cell.cell_id)
         random.Random(f"{seed}:{repeat}:{phase}").shuffle(group)
-        ordered += group
+        ordered += gathered(group)
     return ordered
+
+
+def gathered(cells: list[CellSpec]) -> list[CellSpec]:
+    """The cells in their order, but those that share a server moved up to the first of
+    them (a cell that does not share stays a block of its own)."""
+    blocks: dict[str, list[CellSpec]] = {}
+    for index, cell in enumerate(cells):
+        key = cell.server_key() if cell.shares_server() else f"own:{index}"
+        blocks.setdefault(key, []).append(cell)
+    return [cell for block in blocks.values() for cell in block]
 
 
 def aa_copies(cell: CellSpec) -> list[CellSpec]:

@@ -98,6 +98,9 @@ class ServerProcess:
     host: str = ""
     port: int = 0
     ready: threading.Event = field(default_factory=threading.Event)
+    # Where the pump writes the server's output now (relog moves it to the next cell).
+    _log: IO[bytes] | None = None
+    _log_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def start(
@@ -114,24 +117,37 @@ class ServerProcess:
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
-            stderr=log,
+            # Through the pump too, so a kept server's traceback lands in the cell it broke.
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
             cwd=cwd,
             start_new_session=True,
         )
-        server = cls(proc, log_path, list(argv), host, port)
-        threading.Thread(target=server._pump, args=(log,), daemon=True).start()
+        server = cls(proc, log_path, list(argv), host, port, _log=log)
+        threading.Thread(target=server._pump, daemon=True).start()
         return server
 
-    def _pump(self, log: IO[bytes]) -> None:
+    def _pump(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            log.write(line)
-            log.flush()
+            with self._log_lock:
+                assert self._log is not None
+                self._log.write(line)
+                self._log.flush()
             if line.strip() == b"READY":
                 self.ready.set()
-        log.close()
+        with self._log_lock:
+            assert self._log is not None
+            self._log.close()
+
+    def relog(self, log_path: Path) -> None:
+        """Sends what the server says from now on to log_path (a kept server's next cell)."""
+        log = log_path.open("wb")
+        with self._log_lock:
+            assert self._log is not None
+            previous, self._log, self.log_path = self._log, log, log_path
+        previous.close()
 
     @property
     def pid(self) -> int:

@@ -232,6 +232,11 @@ class CellRunner:
         self.agent_token_file = agent_token_file
         # The running cell's phase marks (one cell at a time per runner).
         self.clock = PhaseClock()
+        # A server kept for the next cell of its key (CellSpec.reuse_server): the server,
+        # its key, and the cell that started it.
+        self.kept: ServerProcess | None = None
+        self.kept_key = ""
+        self.kept_from = ""
 
     def env(self) -> dict[str, str]:
         return server_env(self.paths)
@@ -239,8 +244,10 @@ class CellRunner:
     def cell_dir(self, spec: CellSpec) -> Path:
         return self.runs_root / spec.run_id / spec.study / spec.cell_id
 
-    def run(self, spec: CellSpec) -> CellRecord | None:
-        """Runs the cell unless complete; returns its record (None when skipped)."""
+    def run(self, spec: CellSpec, keep_server: bool = False) -> CellRecord | None:
+        """Runs the cell unless complete; returns its record (None when skipped). With
+        keep_server (the next cell shares this one's server) a server that served the cell
+        well is kept running for it; `release` stops a kept server."""
         final = self.cell_dir(spec)
         if is_complete(final):
             return None
@@ -250,16 +257,40 @@ class CellRunner:
             if stale.exists():
                 shutil.rmtree(stale)
         work.mkdir()
-        record = self._execute(spec, work)
+        record = self._execute(spec, work, keep_server)
         record.write(work)
         compress_proxy_logs(work)
         os.rename(work, final)
         return record
 
-    def _execute(self, spec: CellSpec, work: Path) -> CellRecord:
+    def release(self) -> None:
+        """Stops a kept server (the runner's last cell, or the next needs another)."""
+        kept, self.kept, self.kept_key = self.kept, None, ""
+        if kept is not None:
+            note = kept.stop()
+            if note:
+                print(f"kept server of {self.kept_from}: {note}", flush=True)
+
+    def _take_kept(self, spec: CellSpec) -> ServerProcess | None:
+        """The kept server when it is still up and this cell may measure it; else none,
+        and a kept server is stopped first (never two servers on the server's core)."""
+        kept = self.kept
+        if (
+            kept is not None
+            and spec.shares_server()
+            and spec.server_key() == self.kept_key
+            and kept.exit_code() is None
+        ):
+            self.kept, self.kept_key = None, ""
+            return kept
+        self.release()
+        return None
+
+    def _execute(self, spec: CellSpec, work: Path, keep_server: bool = False) -> CellRecord:
         self.clock = PhaseClock()
         pinning = plan_pinning()
         record = self._open_record(spec, pinning)
+        kept = None if self.server_agent else self._take_kept(spec)
         sampler = ResourceSampler(work / "resources.csv")
         sampler.start()
         server: ServerProcess | RemoteServer | None = None
@@ -270,7 +301,10 @@ class CellRunner:
             dependencies = self._start_dependencies(spec, sampler, record)
             proxies = self._start_proxies(spec, work)
             self.clock.mark("server")
-            server = self._start_server(spec, pinning, work, sampler)
+            if kept is not None:
+                server = self._measure_kept(kept, spec, work, sampler, record)
+            else:
+                server = self._start_server(spec, pinning, work, sampler)
             load_proxy = start_load_proxy(self.paths.bin / "toxiproxy-server", spec, work, sampler)
             self.clock.mark("ready")
             target = load_proxy.listen if load_proxy else f"{spec.server.host}:{spec.server.port}"
@@ -280,7 +314,19 @@ class CellRunner:
         except Exception:  # noqa: BLE001 - a cell's crash is data; the run goes on
             record.status, record.error = "failed", traceback.format_exc()
         finally:
-            self._stop_server_noting_deaths(server, dependencies, work, record)
+            keep = (
+                keep_server
+                and spec.shares_server()
+                and isinstance(server, ServerProcess)
+                and record.status != "failed"
+            )
+            self._stop_server_noting_deaths(server, dependencies, work, record, keep)
+            if keep and isinstance(server, ServerProcess):
+                if record.status == "failed":  # a dependency died: the next cell starts afresh
+                    self._stop_server(server, record)
+                else:
+                    self.kept, self.kept_key = server, spec.server_key()
+                    self.kept_from = record.server_from or spec.cell_id
             self._collect(server, proxies, load_proxy, sampler, work, record)
             # What actually ran: the port and host the server listened on (filled in by the
             # start, after the record was opened) and the options the proxies set.
@@ -329,10 +375,12 @@ class CellRunner:
         dependencies: dict[str, int],
         work: Path,
         record: CellRecord,
+        keep: bool = False,
     ) -> None:
-        """Stops the server; a server or dependency that died during the cell fails it."""
+        """Stops the server (unless kept for the next cell); a server or dependency that
+        died during the cell fails it."""
         exit_code = server.exit_code() if server is not None else None
-        stop_note = self._stop_server(server, record)
+        stop_note = "" if keep and exit_code is None else self._stop_server(server, record)
         if exit_code is not None:
             # The server's death explains whatever the load tool saw; say it first.
             died = (
@@ -417,6 +465,23 @@ class CellRunner:
             argv_file=work / "server.argv.json",
         )
         spec.server.port = server.port
+        return server
+
+    def _measure_kept(
+        self,
+        server: ServerProcess,
+        spec: CellSpec,
+        work: Path,
+        sampler: ResourceSampler,
+        record: CellRecord,
+    ) -> ServerProcess:
+        """The kept server for this cell: its output from now on in this cell's server.log,
+        its process sampled in this cell's resources.csv, the cell that started it named."""
+        server.relog(work / "server.log")
+        (work / "server.argv.json").write_text(json.dumps(server.argv))
+        sampler.watch("server", server.pid)
+        spec.server.port = server.port
+        record.server_from = self.kept_from
         return server
 
     def _start_remote_server(self, spec: CellSpec, pinning: Pinning, work: Path) -> RemoteServer:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.cell import AA_PARAM, CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
     Choice,
     Choices,
+    Flag,
     Int,
     Ints,
     KeysOf,
@@ -54,6 +55,9 @@ class Matrix(ServerTable):
     stacks: list[str] = knob(Choices(STACKS), "library stacks to run", [CURRENT_STACK])
     stack_scenarios: list[str] = knob(
         Choices(SCENARIOS), "scenarios a stack other than current runs", ["seed_n200"]
+    )
+    reuse_servers: bool = knob(
+        Flag(), "one server per implementation and round, kept between its cells", False
     )
     aa_pair: list[dict[str, Any]] = aa_pair_knob(
         implementation=Knob(Choice(KeysOf("implementations")), "the server"),
@@ -115,6 +119,7 @@ def cell(
             options=dict(entry.get("options", {})),
         ),
         load=load_spec,
+        reuse_server=matrix.reuse_servers,
     )
 
 
@@ -132,8 +137,13 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     ]
     for aa in matrix.aa_pair:
         at = (aa["scenario"], aa["concurrency"], aa["connections"])
-        cells += aa_cells(
+        twins = aa_cells(
             lambda repeat, aa=aa, at=at: cell(run_id, matrix, aa["implementation"], at, repeat),
             matrix.repeats,
         )
+        for twin in twins:
+            # Kept servers: copy a starts its own, so the A/A pair is reused against fresh,
+            # and whatever keeping a server changes shows in the floor that judges the claims.
+            twin.reuse_server = twin.reuse_server and twin.params[AA_PARAM] == "b"
+        cells += twins
     return cells
