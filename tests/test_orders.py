@@ -173,6 +173,20 @@ def test_warmup_is_capped_over_all_clients_but_warms_each_connection():
     assert {c.load.client_options["warmup"] for c in cells("quick", warmup=0)} == {0}
 
 
+def test_kept_servers_are_off_by_default_and_gathered_per_server_configuration_when_on():
+    assert not any(c.reuse_server for c in cells("quick"))
+    matrix, profiles = study_vars("orders")
+    matrix.update(topology="localhost", reuse_servers=True)
+    shared = expand("run1", get_study("orders"), matrix, profiles, "quick", KNOWN)
+    aa = [c for c in shared if "aa" in c.params]
+    assert {c.params["aa"] for c in aa if not c.reuse_server} == {"a"}
+    round_one = [c.server_key() for c in shared if c.repeat == 1 and c.reuse_server]
+    blocks = [k for i, k in enumerate(round_one) if i == 0 or round_one[i - 1] != k]
+    assert len(blocks) == len(set(round_one)) > 1
+    # A delay sits between client and server, never in front of what the server calls.
+    assert all(c.shares_server() for c in shared if c.reuse_server)
+
+
 def test_tls_dir_and_latency_profiles_reach_the_cells():
     some = cells(
         "quick", tls_dir="/certs", latency_profiles=["none", "lan"], sequential_profiles=["lan"]

@@ -81,6 +81,9 @@ def aa_copies(cell: CellSpec) -> list[CellSpec]:
         twin = copy.deepcopy(cell)
         twin.cell_id = f"aa-{label}-{cell.cell_id}"
         twin.params = {**cell.params, AA_PARAM: label}
+        # Where the study keeps servers between cells, copy a starts its own: the pair is
+        # then reused against fresh, and whatever keeping a server changes widens the floor.
+        twin.reuse_server = cell.reuse_server and label != AA_COPIES[0]
         copies.append(twin)
     return copies
 

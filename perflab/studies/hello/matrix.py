@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.contract.cell import AA_PARAM, CellSpec, LoadSpec, ServerSpec
+from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
     Choice,
     Choices,
@@ -137,13 +137,8 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
     ]
     for aa in matrix.aa_pair:
         at = (aa["scenario"], aa["concurrency"], aa["connections"])
-        twins = aa_cells(
+        cells += aa_cells(
             lambda repeat, aa=aa, at=at: cell(run_id, matrix, aa["implementation"], at, repeat),
             matrix.repeats,
         )
-        for twin in twins:
-            # Kept servers: copy a starts its own, so the A/A pair is reused against fresh,
-            # and whatever keeping a server changes shows in the floor that judges the claims.
-            twin.reuse_server = twin.reuse_server and twin.params[AA_PARAM] == "b"
-        cells += twins
     return cells

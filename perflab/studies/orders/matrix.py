@@ -27,6 +27,7 @@ from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
 from perflab.contract.knobs import (
     Choice,
     Choices,
+    Flag,
     Int,
     Ints,
     Knob,
@@ -60,6 +61,9 @@ class Matrix(ServerAndClient):
     orders: list[int] = knob(Ints(), "orders in total over the clients (the seed's --count)")
     workers: int = knob(Int(), "server threads; every cell gets at least one per client")
     warmup: int = knob(Int(minimum=0), "orders each client sends first, discarded")
+    reuse_servers: bool = knob(
+        Flag(), "one server per configuration of it and round, kept between its cells", False
+    )
     warmup_max_total: int = knob(
         Int(), "warm-up orders over all clients at most (each client sends one at least)", 1000
     )
@@ -191,6 +195,7 @@ def cell(
         ),
         # The runner puts the profile's proxy between client and server ("none": no proxy).
         latency_proxies=latency_proxies(profile),
+        reuse_server=matrix.reuse_servers,
     )
 
 
