@@ -9,10 +9,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab.contract.cell import CellSpec
+from perflab.contract.cell import CellSpec, is_complete
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import HostPaths, discover
-from perflab.host.runner import is_complete, now_iso
+from perflab.host.runner import now_iso
 
 if TYPE_CHECKING:
     from perflab.analysis.run import Hooks

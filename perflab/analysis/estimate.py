@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.adaptive import configuration_of
-from perflab.contract.cell import iter_cells
+from perflab.contract.cell import is_complete, iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
@@ -211,12 +211,8 @@ def estimate(
 def left_to_run(cells: dict[str, list[dict]], run_dir: Path) -> tuple[dict[str, list[dict]], int]:
     """The cells a rerun of `run_dir`'s id still has to measure (those with no cell.json,
     as the runner skips them), and how many are complete already."""
-
-    def complete(study: str, spec: dict) -> bool:
-        return (run_dir / study / spec["cell_id"] / "cell.json").is_file()
-
     left = {
-        study: [spec for spec in specs if not complete(study, spec)]
+        study: [spec for spec in specs if not is_complete(run_dir / study / spec["cell_id"])]
         for study, specs in cells.items()
     }
     return left, sum(map(len, cells.values())) - sum(map(len, left.values()))

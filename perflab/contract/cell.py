@@ -189,6 +189,12 @@ def write_cell_json(folder: Path, record: dict[str, Any]) -> None:
     (folder / "cell.json").write_text(json.dumps(record, indent=2, sort_keys=True))
 
 
+def is_complete(cell_dir: Path) -> bool:
+    """Whether a cell folder holds its record: the runner renames a cell into place only
+    once it is written, so a folder with one is a cell a rerun skips."""
+    return (cell_dir / "cell.json").is_file()
+
+
 def cell_record(folder: Path) -> dict[str, Any]:
     """The checked cell.json of one cell folder."""
     return read_cell_json(folder / "cell.json")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.bounds import BOUND_FRACTION
-from perflab.contract.cell import CellRecord, CellSpec, read_cell_json
+from perflab.contract.cell import CellRecord, CellSpec, is_complete, read_cell_json
 from perflab.contract.parsers import (
     MalformedRawFile,
     ghz_error_messages,
@@ -64,10 +64,6 @@ class CellFailed(Exception):
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def is_complete(cell_dir: Path) -> bool:
-    return (cell_dir / "cell.json").is_file()
 
 
 def run_tool(
