@@ -101,6 +101,8 @@ class ServerProcess:
     # Where the pump writes the server's output now (relog moves it to the next cell).
     _log: IO[bytes] | None = None
     _log_lock: threading.Lock = field(default_factory=threading.Lock)
+    _pumps_done: int = 0
+    _pumps: list[threading.Thread] = field(default_factory=list)
 
     @classmethod
     def start(
@@ -117,29 +119,45 @@ class ServerProcess:
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
-            # Through the pump too, so a kept server's traceback lands in the cell it broke.
-            stderr=subprocess.STDOUT,
+            # Pumped too (line by line, apart from stdout so no line is cut by the other
+            # stream), so a kept server's traceback lands in the log of the cell it broke.
+            stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             env=env,
             cwd=cwd,
             start_new_session=True,
         )
         server = cls(proc, log_path, list(argv), host, port, _log=log)
-        threading.Thread(target=server._pump, daemon=True).start()
+        assert proc.stdout is not None and proc.stderr is not None
+        for stream in (proc.stdout, proc.stderr):
+            pump = threading.Thread(target=server._pump, args=(stream,), daemon=True)
+            pump.start()
+            server._pumps.append(pump)
         return server
 
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+    def drained(self, timeout_s: float = 0.5) -> Path:
+        """The log, once an exited server's last lines are in it (the pumps end at its
+        streams' end, unless a child it left holds them: then after timeout_s at most):
+        what a failed cell quotes must include the server's last words."""
+        if self.proc.poll() is not None:
+            deadline = time.monotonic() + timeout_s
+            for pump in self._pumps:
+                pump.join(max(0.0, deadline - time.monotonic()))
+        return self.log_path
+
+    def _pump(self, stream: IO[bytes]) -> None:
+        for line in stream:
             with self._log_lock:
                 assert self._log is not None
                 self._log.write(line)
                 self._log.flush()
-            if line.strip() == b"READY":
+            if stream is self.proc.stdout and line.strip() == b"READY":
                 self.ready.set()
         with self._log_lock:
-            assert self._log is not None
-            self._log.close()
+            self._pumps_done += 1
+            if self._pumps_done == 2:  # the last stream closed: nothing more to write
+                assert self._log is not None
+                self._log.close()
 
     def relog(self, log_path: Path) -> None:
         """Sends what the server says from now on to log_path (a kept server's next cell)."""
@@ -166,7 +184,7 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise LaunchError(
                     f"server exited with code {self.proc.returncode} before READY:\n"
-                    f"{log_tail(self.log_path)}"
+                    f"{log_tail(self.drained())}"
                 )
             if self.ready.wait(0.05) and (not probe_port or port_open(self.host, self.port)):
                 return
@@ -179,11 +197,13 @@ class ServerProcess:
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(STOP_GRACE_S)
-            return ""
+            note = ""
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
-            return f"server ignored SIGTERM for {STOP_GRACE_S:.0f} s and was killed"
+            note = f"server ignored SIGTERM for {STOP_GRACE_S:.0f} s and was killed"
+        self.drained()  # its last lines (a STATS line on exit) in the cell's log, then sealed
+        return note
 
 
 def launch_server(

@@ -379,10 +379,8 @@ class CellRunner:
         stop_note = "" if keep and exit_code is None else self._stop_server(server, record)
         if exit_code is not None:
             # The server's death explains whatever the load tool saw; say it first.
-            died = (
-                f"server exited with code {exit_code} during the cell:\n"
-                f"{log_tail(work / 'server.log')}"
-            )
+            log = server.drained() if isinstance(server, ServerProcess) else work / "server.log"
+            died = f"server exited with code {exit_code} during the cell:\n{log_tail(log)}"
             fail_first(record, died, "the load tool: ")
         gone = [name for name, pid in dependencies.items() if not process_alive(pid)]
         if isinstance(server, RemoteServer):
