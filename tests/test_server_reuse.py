@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from perflab.contract.cell import CellSpec, LoadSpec, ServerSpec
+from perflab.contract.parsers import read_raw_text
 from perflab.host.impls import HostPaths
 from perflab.host.runner import CellRunner
 from tests.fixtures_live import hello_cell
@@ -186,6 +187,6 @@ def test_a_real_ghz_cell_measures_a_kept_go_server_as_well_as_a_fresh_one(
         runner.release()
     assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
     assert records[1].server_from == first.cell_id
-    ghz = [json.loads((runner.cell_dir(s) / "ghz.json").read_text()) for s in (first, second)]
+    ghz = [json.loads(read_raw_text(runner.cell_dir(s) / "ghz.json")) for s in (first, second)]
     assert all(report["count"] > 0 and report["rps"] > 0 for report in ghz)
     assert server_pids(runner.cell_dir(first)) == server_pids(runner.cell_dir(second))
