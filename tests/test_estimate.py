@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
@@ -203,3 +204,34 @@ def test_a_resume_prices_only_the_cells_without_a_record(own_cells, tmp_path, mo
     assert "of 2 cells" in resumed
     fresh = said(tmp_path / "none")
     assert fresh.startswith("expected measuring") and "of 3 cells" in fresh
+
+
+def test_cells_on_a_kept_server_leave_out_its_start_and_stop(reference):
+    from dataclasses import asdict
+
+    from perflab.contract.matrix import expand
+    from perflab.host.impls import discover
+    from perflab.studies import get_study
+    from tests.conftest import study_vars
+
+    known = set(discover(REPO_ROOT / "servers"))
+
+    def hello(reuse: bool) -> list[dict]:
+        matrix, profiles = study_vars("hello")
+        matrix["reuse_servers"] = reuse
+        expanded = expand("x", get_study("hello"), matrix, profiles, "quick", known)
+        return [asdict(c) for c in expanded]
+
+    fresh, shared = (estimate({"hello": hello(r)}, REFERENCE, 0) for r in (False, True))
+    cells = hello(True)
+    servers = {
+        (c["repeat"], json.dumps(c["server"], sort_keys=True)) for c in cells if c["reuse_server"]
+    }
+    # Every sharing cell but the first of its server and round; the A/A copy a starts its own.
+    kept = sum(c["reuse_server"] for c in cells) - len(servers)
+    assert fresh.kept_server == 0 and shared.kept_server == kept > 0
+    saved = (fresh.minutes - shared.minutes) * 60
+    typical = statistics.median(reference.server_s_by_implementation[("hello", "go")])
+    assert 0.3 * kept * typical < saved < 3 * kept * typical
+    assert f"; {kept} on a kept server, their start and stop left out" in shared.sentence()
+    assert "kept server" not in fresh.sentence()

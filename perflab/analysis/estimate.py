@@ -11,12 +11,15 @@ run of the topology:
 - a cell sized otherwise (calls, bytes, orders) costs what the same configuration took in
   the reference, and when the reference lacks it, the median cell of its implementation
   (or study) there: priced by analogy, and counted as such;
+- a cell the runner hands the server of the cell before it (CellSpec.reuse_server) costs
+  that less its implementation's own server start, READY and stop there;
 - plus the reference's median gap between two cells per cell, its median handover per
   study, and the most the adaptive rounds may take.
 """
 
 from __future__ import annotations
 
+import copy
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.contract.adaptive import configuration_of
-from perflab.contract.cell import is_complete, iter_cells
+from perflab.contract.cell import CellSpec, is_complete, iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
@@ -68,6 +71,9 @@ class ReferenceTimes:
     # Keyed (study, implementation, latency profile): what a proxy in front adds.
     overhead_by_regime: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     overhead_by_study: dict[str, list[float]] = field(default_factory=dict)
+    # Keyed (study, implementation): start, READY and stop of a cell's own server (cells
+    # that started theirs), what a cell on a kept server does not spend.
+    server_s_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     gap_s: float = 0.0
     handover_s: float = 0.0
 
@@ -77,6 +83,7 @@ class ReferenceTimes:
         times.overhead_by_implementation = defaultdict(list)
         times.overhead_by_regime = defaultdict(list)
         times.overhead_by_study = defaultdict(list)
+        times.server_s_by_implementation = defaultdict(list)
         timed = []
         for cell in iter_cells(run_dir, include_aa=True):
             record = cell.record
@@ -99,6 +106,10 @@ class ReferenceTimes:
         self.by_configuration[key].append(total)
         self.by_implementation[(study, implementation)].append(total)
         self.by_study[study].append(total)
+        phases = record.get("phases") or {}
+        if phases and not record.get("server_from"):
+            server_s = sum(phases.get(name, 0.0) for name in ("server_start", "ready", "teardown"))
+            self.server_s_by_implementation[(study, implementation)].append(server_s)
         configured = configured_seconds(record.get("spec", {}))
         self.configured_by_configuration[key] = configured
         if configured is not None:
@@ -158,6 +169,8 @@ class Estimate:
     guessed_studies: list[str]
     # How many cells were priced each way ("durations", "configuration", "analogy", "guess").
     priced: dict[str, int] = field(default_factory=dict)
+    # Cells the runner will hand the server of the cell before them (CellSpec.reuse_server).
+    kept_server: int = 0
 
     @property
     def minutes(self) -> float:
@@ -183,6 +196,11 @@ class Estimate:
             f"{self.priced.get('configuration', 0)} from the same configuration there, "
             f"{self.priced.get('analogy', 0)} by analogy (the median cell of their "
             f"implementation or study there){guessed}"
+            + (
+                f"; {self.kept_server} on a kept server, their start and stop left out"
+                if self.kept_server
+                else ""
+            )
         )
 
 
@@ -194,18 +212,39 @@ def estimate(
     minutes: dict[str, float] = {}
     priced: dict[str, int] = defaultdict(int)
     guessed = []
+    kept = 0
     for study, specs in cells.items():
         seconds = reference.handover_s if specs else 0.0
         hows = set()
-        for spec in specs:
+        for before, spec in zip([None, *specs], specs, strict=False):
             found = price({"study": study, **spec}, reference)
             priced[found.how] += 1
             hows.add(found.how)
             seconds += found.seconds + reference.gap_s
+            if on_kept_server(before, spec):
+                kept += 1
+                seconds -= kept_saving(reference, study, spec, found.seconds)
         if "guess" in hows:
             guessed.append(study)
         minutes[study] = seconds / 60
-    return Estimate(minutes, adaptive_minutes, reference_run.name, guessed, dict(priced))
+    return Estimate(
+        minutes, adaptive_minutes, reference_run.name, guessed, dict(priced), kept_server=kept
+    )
+
+
+def on_kept_server(before: dict | None, spec: dict) -> bool:
+    """Whether the runner will hand this cell the server of the cell before it."""
+    if before is None or not (spec.get("reuse_server") and before.get("reuse_server")):
+        return False
+    this, previous = (CellSpec.from_dict(copy.deepcopy(s)) for s in (spec, before))
+    return this.shares_server() and previous.server_key() == this.server_key()
+
+
+def kept_saving(reference: ReferenceTimes, study: str, spec: dict, priced_s: float) -> float:
+    """What a cell on a kept server does not spend: its implementation's own start, READY
+    and stop in the reference (never more than half the cell's price)."""
+    found = reference.server_s_by_implementation.get((study, spec.get("implementation", "")))
+    return min(statistics.median(found), priced_s / 2) if found else 0.0
 
 
 def left_to_run(cells: dict[str, list[dict]], run_dir: Path) -> tuple[dict[str, list[dict]], int]:
