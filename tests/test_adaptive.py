@@ -23,6 +23,7 @@ from perflab.analysis.adaptive import (
     settles_within,
 )
 from perflab.analysis.claims import parse_claim
+from perflab.analysis.noise import noise_floor
 from perflab.analysis.power import MOST_ROUNDS
 from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Judging
@@ -216,15 +217,19 @@ def test_the_simulation_sees_a_decision_where_there_is_one():
 # --- planning a look on a run folder --------------------------------------------------------
 
 
-def write_cell(run_dir: Path, impl: str, repeat: int, rps: float) -> None:
-    """A hello cell of `impl` in round `repeat`, made from the fixture's raw files."""
+def write_cell(run_dir: Path, impl: str, repeat: int, rps: float, aa: str = "") -> None:
+    """A hello cell of `impl` in round `repeat`, made from the fixture's raw files (with
+    `aa`, that copy of an A/A pair of its configuration)."""
     source = FIXTURE / f"{impl}-steady-c10-r1"
-    cell_id = f"{impl}-steady-c10-r{repeat}"
+    cell_id = f"{'aa-' + aa + '-' if aa else ''}{impl}-steady-c10-r{repeat}"
     folder = run_dir / "hello" / cell_id
     shutil.copytree(source, folder)
     record = json.loads((source / "cell.json").read_text())
-    record.update(cell_id=cell_id, repeat=repeat, run_id=run_dir.name, status="ok", notes=[])
-    record["spec"].update(cell_id=cell_id, repeat=repeat, run_id=run_dir.name)
+    params = {**record["params"], **({"aa": aa} if aa else {})}
+    record.update(
+        cell_id=cell_id, repeat=repeat, run_id=run_dir.name, status="ok", notes=[], params=params
+    )
+    record["spec"].update(cell_id=cell_id, repeat=repeat, run_id=run_dir.name, params=params)
     (folder / "cell.json").write_text(json.dumps(record))
     ghz = json.loads(gzip.decompress((source / "ghz.json.gz").read_bytes()))
     # The rate is successful calls over ghz's total time (perflab.contract.parsers).
@@ -273,6 +278,31 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
     again = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
     assert sorted(cell.cell_id for cell in again.cells) == planned
     assert len(Ledger.read(run_dir).taken) == 1
+
+
+def test_a_look_gives_a_claims_rounds_to_the_aa_copies_that_judge_it(run_dir):
+    for repeat in (1, 2, 3):
+        write_cell(run_dir, "grpc_aio", repeat, 2000 + 10 * repeat, aa="a")
+        write_cell(run_dir, "grpc_aio", repeat, 2000, aa="b")
+    run = read_folder(run_dir)
+    floor = noise_floor(run, CLAIMS)
+    aa = floor.aa_configurations()
+    copies = {("hello", "aa-a-grpc_aio-steady-c10"), ("hello", "aa-b-grpc_aio-steady-c10")}
+    assert aa[OPEN.id] == aa[SETTLED.id] == copies
+    plan = plan_look(run, CLAIMS, ONE_LOOK, 1, Judging(), floor.judging_by_study(), aa)
+    planned = sorted(cell.cell_id for cell in plan.cells)
+    assert [c for c in planned if c.startswith("aa-")] == [
+        "aa-a-grpc_aio-steady-c10-r4",
+        "aa-a-grpc_aio-steady-c10-r5",
+        "aa-b-grpc_aio-steady-c10-r4",
+        "aa-b-grpc_aio-steady-c10-r5",
+    ]
+    copy_a = next(c for c in plan.cells if c.cell_id == "aa-a-grpc_aio-steady-c10-r4")
+    assert copy_a.params["aa"] == "a" and copy_a.repeat == 4
+    # Without them (no floor to judge by), the look repeats the claim's own cells only.
+    (run_dir / "adaptive.json").unlink()  # the look's ledger: plan it afresh
+    alone = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    assert not any(cell.cell_id.startswith("aa-") for cell in alone.cells)
 
 
 def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(run_dir):

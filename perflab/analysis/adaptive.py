@@ -20,7 +20,7 @@ gets none, and a cell that no open claim rests on runs no more.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -145,9 +145,13 @@ def cell_seconds(record: dict[str, Any]) -> float:
 
 
 def round_records(run: Run) -> list[dict[str, Any]]:
-    """The cell.json of every complete cell in a round (A/A cells and probes left out):
+    """The cell.json of every complete cell in a round (A/A cells too, probes left out):
     for a plan's costs, its templates and the minutes spent."""
-    return [cell.record for cell in run.cells_of() if round_of(cell.record["cell_id"]) is not None]
+    return [
+        cell.record
+        for cell in run.cells_of(include_aa=True)
+        if round_of(cell.record["cell_id"]) is not None
+    ]
 
 
 @dataclass(frozen=True)
@@ -193,16 +197,18 @@ def choose(
     cost: dict[Configuration, float],
     budget_s: float,
     settles: Callable[[Verdict], bool] | None = None,
+    needs: Callable[[Verdict], set[Configuration]] = claim_configurations,
 ) -> tuple[list[Verdict], set[Configuration]]:
     """The open claims that get more rounds, those `settles` says the look decides first,
     cheapest first within each (`cost`: the seconds a configuration's missing rounds take;
-    one two claims share is paid once), while the seconds they add fit in `budget_s`."""
+    one two claims share is paid once), while the seconds they add fit in `budget_s`.
+    `needs`: the configurations a claim's rounds take (its own; with its A/A copies)."""
     chosen: list[Verdict] = []
     configurations: set[Configuration] = set()
     spent = 0.0
 
     def added(verdict: Verdict) -> float:
-        return sum(cost.get(key, 0.0) for key in claim_configurations(verdict) - configurations)
+        return sum(cost.get(key, 0.0) for key in needs(verdict) - configurations)
 
     first = {v.claim.id for v in open_verdicts if settles is None or settles(v)}
 
@@ -214,7 +220,7 @@ def choose(
         if not claim_configurations(verdict) or spent + extra > budget_s:
             continue
         chosen.append(verdict)
-        configurations |= claim_configurations(verdict)
+        configurations |= needs(verdict)
         spent += extra
     return chosen, configurations
 
@@ -245,9 +251,14 @@ def plan_look(
     index: int,
     judging: Judging,
     by_study: dict[str | tuple[str, str], Judging] | None = None,
+    aa_of: Mapping[str, set[Configuration]] | None = None,
 ) -> Plan:
     """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
-    run's ledger; a look already recorded is planned again as recorded (a resume)."""
+    run's ledger; a look already recorded is planned again as recorded (a resume). A claim
+    given rounds gives them to its A/A copies too (`aa_of`, claim id -> their keys,
+    perflab.analysis.noise), paid once per look like any shared configuration: its margin
+    then rests on as many rounds as its effect (the far end of a t interval over 5 rounds
+    is 2.13 s / sqrt(5) from the drift, over 10 rounds 1.83 s / sqrt(10))."""
     ledger = run.ledger or Ledger(adaptive, judging.coverage, base_rounds(run))
     if ledger.adaptive != adaptive:
         raise ValueError(
@@ -268,7 +279,9 @@ def plan_look(
     look = looks(adaptive, ledger.base_coverage)[index]
     records = round_records(run)
     left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds)
-    chosen, cells, estimate = look_cells(latest_rounds(records), ledger, look, still_open, left_s)
+    chosen, cells, estimate = look_cells(
+        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}
+    )
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
     record = LookRecord(
         index,
@@ -297,10 +310,17 @@ def look_cells(
     look: Look,
     still_open: list[Verdict],
     left_s: float,
+    aa_of: Mapping[str, set[Configuration]] | None = None,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
     """The open claims the look's rounds go to, their cells and the seconds they should take.
     Each configuration catches up to the look's rounds: one first chosen at a later look gets
     every round it missed, or the look could not reach its coverage on it."""
+    aa_of = aa_of or {}
+
+    def needs(verdict: Verdict) -> set[Configuration]:
+        own = claim_configurations(verdict)
+        return own | {key for key in aa_of.get(verdict.claim.id, set()) if key in latest}
+
     missing = {
         key: range(last.round + 1, ledger.base_rounds.get(key[0], 0) + look.extra_rounds + 1)
         for key, last in latest.items()
@@ -313,6 +333,7 @@ def look_cells(
         cost,
         left_s,
         lambda v: settles_within(v, ledger.base_rounds.get(v.claim.study, 0) + look.extra_rounds),
+        needs,
     )
     cells = [
         in_round(CellSpec.from_dict(latest[key].spec), repeat)

@@ -33,13 +33,14 @@ effect is the drift a claim's effect really carries.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim, Selector
 from perflab.analysis.intervals import hodges_lehmann_ratio, paired_log_t_interval
 from perflab.analysis.verdicts import Judging, judging_from_noise_floor, normalized
 from perflab.contract.cell import AA_PARAM
+from perflab.contract.rounds import AA_COPIES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,6 +75,12 @@ class KindFloor:
     # The A/A configuration's values by column (implementation, scenario, client, params):
     # what a claim's selectors are matched against (`claim_kinds`).
     coordinates: dict[str, str] = field(default_factory=dict)
+    # Its cells' id without copy and round ("aa-a-<this>-r1"): what a look repeats.
+    cell_configuration: str = ""
+
+    def copies(self) -> set[tuple[str, str]]:
+        """Its two copies as (study, configuration) keys of the adaptive planner."""
+        return {(self.study, f"aa-{label}-{self.cell_configuration}") for label in AA_COPIES}
 
     def kind(self) -> str:
         return f"{self.client} on {self.study}"
@@ -97,6 +104,14 @@ class NoiseFloor:
     by_claim: dict[str, tuple[KindFloor, ...]] = field(default_factory=dict)
     # Claim id -> its metric, for the claims in `by_claim`.
     metric_of: dict[str, str] = field(default_factory=dict)
+
+    def aa_configurations(self) -> dict[str, set[tuple[str, str]]]:
+        """Claim id -> the A/A copies whose drift judges it: a look that gives the claim
+        rounds gives them these too, so its margin rests on as many rounds as its data."""
+        return {
+            claim: {key for kind in kinds for key in kind.copies()}
+            for claim, kinds in self.by_claim.items()
+        }
 
     @property
     def widest(self) -> KindFloor | None:
@@ -264,11 +279,11 @@ def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
             metrics.setdefault(claim.study, set()).add(claim.metric)
     kinds = []
     configurations = twins["cell_id"].str.replace(AA_ID, "", regex=True)
-    for (study, _), rows in twins.groupby(["study", configurations], sort=True):
+    for (study, cell_configuration), rows in twins.groupby(["study", configurations], sort=True):
         rows = rows.dropna(axis="columns", how="all")
         found = kind_floor(str(study), rows, metrics.get(str(study), set()))
         if found is not None:
-            kinds.append(found)
+            kinds.append(replace(found, cell_configuration=str(cell_configuration)))
     by_claim = {
         claim.id: claim_kinds(claim, [kind for kind in kinds if kind.study == claim.study])
         for claim in claims

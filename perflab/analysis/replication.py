@@ -186,8 +186,10 @@ def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int
     """Look `index`'s rounds, the claims judged as the report will judge them: each study
     with the margin its own A/A cells set."""
     claims = reference_claims(reference_dir, run.seed_rows_hooks)
-    by_study = noise_floor(run, claims).judging_by_study()
-    return plan_look(run, claims, adaptive, index, Judging(), by_study)
+    floor = noise_floor(run, claims)
+    return plan_look(
+        run, claims, adaptive, index, Judging(), floor.judging_by_study(), floor.aa_configurations()
+    )
 
 
 def replicate(
