@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -71,8 +72,18 @@ def run_logged(
         first_error = record.error.splitlines()[0] if record.error else ""
         line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
     log_progress(progress, f"end   {line}")
-    print(line, flush=True)
+    say(line)
     return line
+
+
+def say(line: str) -> None:
+    """A line for Ansible on stdout; none when nobody reads it any more (the runner whose
+    Ansible is gone must still stop in good order, not on a broken pipe)."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        # Later prints would fail again at exit's flush: point stdout at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def specs_and_runner(
@@ -108,7 +119,6 @@ def cmd_cells(args: argparse.Namespace) -> int:
     a rerun of the same list goes on from there, no cell lost or run twice. So does the end
     of the process that started it: Ansible's Ctrl-C ends the task's process but not this
     one (its own session), which would otherwise run on beside the rerun."""
-    import os
     import signal
 
     found = specs_and_runner(
@@ -132,10 +142,8 @@ def cmd_cells(args: argparse.Namespace) -> int:
     done = {id(spec) for spec in complete}
     to_run = [spec for spec in specs if id(spec) not in done]
     # A cell keeps its server for the next cell to run when that one shares it.
-    keeps = {
-        id(spec): after.shares_server() and after.server_key() == spec.server_key()
-        for spec, after in zip(to_run, to_run[1:], strict=False)
-    }
+    pairs = zip(to_run, to_run[1:], strict=False)
+    keeps = {id(spec): shares_with(spec, after) for spec, after in pairs}
     try:
         for index, spec in enumerate(specs, start=args.first):
             orphaned = os.getppid() != parent
@@ -143,13 +151,24 @@ def cmd_cells(args: argparse.Namespace) -> int:
                 why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
                 line = f"stopped {why} before {spec.study}/{spec.cell_id}"
                 log_progress(runner.runs_root / spec.run_id / "progress.log", line)
-                print(f"perflab cells: {line}", flush=True)
+                say(f"perflab cells: {line}")
                 return 128 + (stop[0] if stop else signal.SIGHUP)
             label = " ".join(filter(None, [args.progress, f"[{index}/{total}]"]))
             run_logged(runner, spec, label, keeps.get(id(spec), False))
     finally:
         runner.release()
     return 0
+
+
+def shares_with(spec: CellSpec, after: CellSpec) -> bool:
+    """Whether `after` may measure the server `spec` leaves: the same key, both sharing,
+    in the same round (each round starts every server, the unit of replication)."""
+    return (
+        spec.shares_server()
+        and after.shares_server()
+        and spec.repeat == after.repeat
+        and spec.server_key() == after.server_key()
+    )
 
 
 def cmd_agent(args: argparse.Namespace) -> int:

@@ -120,8 +120,10 @@ def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path
         [
             sys.executable,
             "-c",
+            # The runner's stdout is a pipe only this parent reads: once it is gone, the
+            # runner's next line meets a broken pipe, and it must still stop in good order.
             "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], start_new_session=True,"
-            " stdout=subprocess.DEVNULL); print(p.pid, flush=True); p.wait()",
+            " stdout=subprocess.PIPE); print(p.pid, flush=True); p.wait()",
             *argv,
         ],
         cwd=REPO,

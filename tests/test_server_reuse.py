@@ -139,6 +139,7 @@ def test_a_server_that_died_or_served_a_failed_cell_is_not_handed_on(tmp_path):
         runner.kept.proc.wait()
         second = runner.run(cell("b-r1"), keep_server=True)
         assert second.status == "ok" and second.server_from == ""
+        assert any("kept from a-r1 exited with code -9 between cells" in n for n in second.notes)
         failed = runner.run(cell("c-r1", client="failing"), keep_server=True)
         assert failed.status == "failed" and runner.kept is None
         after = runner.run(cell("d-r1"))

@@ -12,7 +12,7 @@ run of the topology:
   the reference, and when the reference lacks it, the median cell of its implementation
   (or study) there: priced by analogy, and counted as such;
 - a cell the runner hands the server of the cell before it (CellSpec.reuse_server) costs
-  that less its implementation's own server start, READY and stop there;
+  that less its implementation's wait for READY there;
 - plus the reference's median gap between two cells per cell, its median handover per
   study, and the most the adaptive rounds may take.
 """
@@ -71,7 +71,7 @@ class ReferenceTimes:
     # Keyed (study, implementation, latency profile): what a proxy in front adds.
     overhead_by_regime: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     overhead_by_study: dict[str, list[float]] = field(default_factory=dict)
-    # Keyed (study, implementation): start, READY and stop of a cell's own server (cells
+    # Keyed (study, implementation): the wait for a cell's own server to say READY (cells
     # that started theirs), what a cell on a kept server does not spend.
     server_s_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     gap_s: float = 0.0
@@ -108,8 +108,8 @@ class ReferenceTimes:
         self.by_study[study].append(total)
         phases = record.get("phases") or {}
         if phases and not record.get("server_from"):
-            server_s = sum(phases.get(name, 0.0) for name in ("server_start", "ready", "teardown"))
-            self.server_s_by_implementation[(study, implementation)].append(server_s)
+            ready = phases.get("ready", 0.0)
+            self.server_s_by_implementation[(study, implementation)].append(ready)
         configured = configured_seconds(record.get("spec", {}))
         self.configured_by_configuration[key] = configured
         if configured is not None:
@@ -197,7 +197,7 @@ class Estimate:
             f"{self.priced.get('analogy', 0)} by analogy (the median cell of their "
             f"implementation or study there){guessed}"
             + (
-                f"; {self.kept_server} on a kept server, their start and stop left out"
+                f"; {self.kept_server} on a kept server, their wait for READY left out"
                 if self.kept_server
                 else ""
             )
@@ -233,16 +233,24 @@ def estimate(
 
 
 def on_kept_server(before: dict | None, spec: dict) -> bool:
-    """Whether the runner will hand this cell the server of the cell before it."""
+    """Whether the runner will hand this cell the server of the cell before it (the rule
+    of perflab.cli.shares_with: same key, both sharing, the same round)."""
     if before is None or not (spec.get("reuse_server") and before.get("reuse_server")):
         return False
+    if spec.get("repeat") != before.get("repeat"):
+        return False
     this, previous = (CellSpec.from_dict(copy.deepcopy(s)) for s in (spec, before))
-    return this.shares_server() and previous.server_key() == this.server_key()
+    return (
+        this.shares_server()
+        and previous.shares_server()
+        and previous.server_key() == this.server_key()
+    )
 
 
 def kept_saving(reference: ReferenceTimes, study: str, spec: dict, priced_s: float) -> float:
-    """What a cell on a kept server does not spend: its implementation's own start, READY
-    and stop in the reference (never more than half the cell's price)."""
+    """What a cell on a kept server does not spend: its implementation's wait for READY in
+    the reference (the rest of a cell's start and teardown, its record, sampler, proxies
+    and raw files, it still spends), never more than half the cell's price."""
     found = reference.server_s_by_implementation.get((study, spec.get("implementation", "")))
     return min(statistics.median(found), priced_s / 2) if found else 0.0
 

@@ -165,6 +165,8 @@ class ServerProcess:
         with self._log_lock:
             assert self._log is not None
             previous, self._log, self.log_path = self._log, log, log_path
+            if self._pumps_done == 2:  # nothing left to pump: the new log gets no line
+                log.close()
         previous.close()
 
     @property
@@ -193,6 +195,7 @@ class ServerProcess:
     def stop(self) -> str:
         """Stops the server; returns a note if it had to be killed."""
         if self.proc.poll() is not None:
+            self.drained()  # exited by itself: its last lines still into the log first
             return ""
         self.proc.send_signal(signal.SIGTERM)
         try:

@@ -267,18 +267,23 @@ class CellRunner:
             if note:
                 print(f"kept server of {self.kept_from}: {note}", flush=True)
 
-    def _take_kept(self, spec: CellSpec) -> ServerProcess | None:
+    def _take_kept(self, spec: CellSpec, record: CellRecord) -> ServerProcess | None:
         """The kept server when it is still up and this cell may measure it; else none,
-        and a kept server is stopped first (never two servers on the server's core)."""
+        and a kept server is stopped first (never two servers on the server's core). One
+        that died between cells is said in this cell's notes: its last words went to the
+        log of the cell before."""
         kept = self.kept
-        if (
-            kept is not None
-            and spec.shares_server()
-            and spec.server_key() == self.kept_key
-            and kept.exit_code() is None
-        ):
-            self.kept, self.kept_key = None, ""
-            return kept
+        if kept is None:
+            return None
+        if spec.shares_server() and spec.server_key() == self.kept_key:
+            code = kept.exit_code()
+            if code is None:
+                self.kept, self.kept_key = None, ""
+                return kept
+            record.notes.append(
+                f"the server kept from {self.kept_from} exited with code {code} between "
+                "cells (its log: that cell's server.log); this cell started its own"
+            )
         self.release()
         return None
 
@@ -286,10 +291,11 @@ class CellRunner:
         self.clock = PhaseClock()
         pinning = plan_pinning()
         record = self._open_record(spec, pinning)
-        kept = None if self.server_agent else self._take_kept(spec)
+        kept = None if self.server_agent else self._take_kept(spec, record)
+        # A kept server is this cell's from here: whatever fails below stops it in finally.
+        server: ServerProcess | RemoteServer | None = kept
         sampler = ResourceSampler(work / "resources.csv")
         sampler.start()
-        server: ServerProcess | RemoteServer | None = None
         dependencies: dict[str, int] = {}
         proxies: list[LatencyProxy] = []
         load_proxy: LatencyProxy | None = None
@@ -298,7 +304,7 @@ class CellRunner:
             proxies = self._start_proxies(spec, work)
             self.clock.mark("server")
             if kept is not None:
-                server = self._measure_kept(kept, spec, work, sampler, record)
+                self._measure_kept(kept, spec, work, sampler, record)
             else:
                 server = self._start_server(spec, pinning, work, sampler)
             load_proxy = start_load_proxy(self.paths.bin / "toxiproxy-server", spec, work, sampler)
@@ -468,7 +474,7 @@ class CellRunner:
         work: Path,
         sampler: ResourceSampler,
         record: CellRecord,
-    ) -> ServerProcess:
+    ) -> None:
         """The kept server for this cell: its output from now on in this cell's server.log,
         its process sampled in this cell's resources.csv, the cell that started it named."""
         server.relog(work / "server.log")
@@ -476,7 +482,6 @@ class CellRunner:
         sampler.watch("server", server.pid)
         spec.server.port = server.port
         record.server_from = self.kept_from
-        return server
 
     def _start_remote_server(self, spec: CellSpec, pinning: Pinning, work: Path) -> RemoteServer:
         if self.agent_token_file is None:
