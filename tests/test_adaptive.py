@@ -305,6 +305,31 @@ def test_a_look_gives_a_claims_rounds_to_the_aa_copies_that_judge_it(run_dir):
     assert not any(cell.cell_id.startswith("aa-") for cell in alone.cells)
 
 
+def test_each_look_is_judged_with_the_aa_rounds_it_had(run_dir):
+    from perflab.analysis.noise import margins_by_look
+
+    # Quiet A/A copies in the 3 base rounds, wildly apart in the look's 2 rounds after.
+    for repeat, (a, b) in enumerate([(2000, 2000), (2010, 2000), (2000, 2010)], start=1):
+        write_cell(run_dir, "grpc_aio", repeat, a, aa="a")
+        write_cell(run_dir, "grpc_aio", repeat, b, aa="b")
+    plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    for repeat, (a, b) in [(4, (3000, 2000)), (5, (2000, 3100))]:
+        write_cell(run_dir, "grpc_aio", repeat, a, aa="a")
+        write_cell(run_dir, "grpc_aio", repeat, b, aa="b")
+    run = read_folder(run_dir)
+    ledger = run.ledger
+    by_look = margins_by_look(run, CLAIMS, ledger.looks(), ledger.base_rounds)
+    base, look = (by_look[i][("hello", "rps")].margin for i in (0, 1))
+    assert base == pytest.approx(0.10) and look > 0.3  # the floor, then the look's drift
+    everything = noise_floor(run, CLAIMS).judging_by_study()[("hello", "rps")].margin
+    assert everything == pytest.approx(look)
+    settled, _ = judge_run_looks(
+        run, CLAIMS, Judging(), noise_floor(run, CLAIMS).judging_by_study(), by_look
+    )
+    # Settled at the base look, it is judged with the base rounds' margin, not the later.
+    assert settled.look == 0 and settled.judging.margin == pytest.approx(base)
+
+
 def test_after_its_look_a_claim_keeps_the_verdict_of_the_look_that_settled_it(run_dir):
     plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
     # The extra rounds show grpclib_asyncio 1.25x ahead again (a 98% look over 5 rounds sees it).

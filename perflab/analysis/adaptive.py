@@ -70,12 +70,16 @@ def judge_looks(
     topology: str = "localhost",
     judging: Judging | None = None,
     by_study: dict[str | tuple[str, str], Judging] | None = None,
+    by_look: Mapping[int, dict[str | tuple[str, str], Judging]] | None = None,
 ) -> list[Verdict]:
     """Each claim's verdict at the first look that settles it (else at the last look): at
-    look k a study's rows are its rounds up to `rounds[study]` + the look's extra rounds."""
-    judging, by_study = judging or Judging(), by_study or {}
+    look k a study's rows are its rounds up to `rounds[study]` + the look's extra rounds,
+    judged with look k's margins where `by_look` has them (its A/A rounds only), else with
+    `by_study`."""
+    judging, by_study, by_look = judging or Judging(), by_study or {}, by_look or {}
     settled: dict[str, Verdict] = {}
     for look in schedule:
+        margins = by_look.get(look.index, by_study)
         limit = frame["study"].map(rounds).fillna(0).astype(float) + look.extra_rounds
         part = frame[frame["repeat"].astype(float) <= limit]
         # Each claim reads its own study's rows: split once per look, not masked per claim.
@@ -84,7 +88,7 @@ def judge_looks(
         for claim in claims:
             if claim.id in settled and settled[claim.id].verdict != INCONCLUSIVE:
                 continue
-            base = judging_of(claim, by_study, judging)
+            base = judging_of(claim, margins, judging)
             rows = study_rows.get(claim.study, no_rows)
             verdict = judge(claim, rows, topology, replace(base, coverage=look.coverage))
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
@@ -123,8 +127,10 @@ def judge_run_looks(
     claims: list[Claim],
     judging: Judging | None = None,
     by_study: dict[str | tuple[str, str], Judging] | None = None,
+    by_look: Mapping[int, dict[str | tuple[str, str], Judging]] | None = None,
 ) -> list[Verdict]:
-    """Every claim's verdict over the looks the run's ledger records (one look without)."""
+    """Every claim's verdict over the looks the run's ledger records (one look without);
+    `by_look`: each look's own margins (perflab.analysis.noise.margins_by_look)."""
     judging = judging or Judging()
     ledger = run.ledger
     frame = run.judged_frame(claims)
@@ -135,7 +141,7 @@ def judge_run_looks(
         rounds = {str(study): int(n) for study, n in dict(frame_rounds).items()}
     else:
         schedule, rounds = ledger.looks(), ledger.base_rounds
-    return judge_looks(frame, claims, schedule, rounds, run.topology, judging, by_study)
+    return judge_looks(frame, claims, schedule, rounds, run.topology, judging, by_study, by_look)
 
 
 def cell_seconds(record: dict[str, Any]) -> float:
@@ -252,6 +258,7 @@ def plan_look(
     judging: Judging,
     by_study: dict[str | tuple[str, str], Judging] | None = None,
     aa_of: Mapping[str, set[Configuration]] | None = None,
+    by_look: Mapping[int, dict[str | tuple[str, str], Judging]] | None = None,
 ) -> Plan:
     """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
     run's ledger; a look already recorded is planned again as recorded (a resume). A claim
@@ -273,7 +280,7 @@ def plan_look(
         return Plan(ledger, [], f"look {index}: none, {stop}")
     frame = run.judged_frame(claims)
     verdicts = judge_looks(
-        frame, claims, ledger.looks(), ledger.base_rounds, run.topology, judging, by_study
+        frame, claims, ledger.looks(), ledger.base_rounds, run.topology, judging, by_study, by_look
     )
     still_open = [verdict for verdict in verdicts if verdict.verdict == INCONCLUSIVE]
     look = looks(adaptive, ledger.base_coverage)[index]

@@ -33,6 +33,7 @@ effect is the drift a claim's effect really carries.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.run import Run
+    from perflab.contract.adaptive import Look
 
 # The coverage of the A/A interval whose far end sets a metric's margin.
 NOISE_COVERAGE = 0.90
@@ -265,14 +267,20 @@ def configuration(rows: pd.DataFrame) -> str:
     return ", ".join(dict.fromkeys(named + params))
 
 
-def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
+def noise_floor(
+    run: Run, claims: list[Claim], rounds: Mapping[str, int] | None = None
+) -> NoiseFloor:
     """The run's A/A floor per kind of client (each A/A configuration of a study), over the
     metrics each study's ratio claims are judged on (a study with no ratio claim measured on
-    its A/A cells gives none), and the kinds each claim is judged by."""
+    its A/A cells gives none), and the kinds each claim is judged by; with `rounds`, from
+    each named study's A/A cells up to that round only (what a look had)."""
     frame = run.frame_with_aa
     if AA_PARAM not in frame.columns:
         return NoiseFloor(())
     twins = frame[frame[AA_PARAM].notna()]
+    if rounds:
+        limit = twins["study"].map(rounds).astype(float).fillna(float("inf"))
+        twins = twins[twins["repeat"].astype(float) <= limit]
     metrics: dict[str, set[str]] = {}
     for claim in claims:
         if claim.kind != "error_rate":
@@ -291,3 +299,17 @@ def noise_floor(run: Run, claims: list[Claim]) -> NoiseFloor:
     }
     metric_of = {claim.id: claim.metric for claim in claims if claim.id in by_claim}
     return NoiseFloor(tuple(kinds), by_claim, metric_of)
+
+
+def margins_by_look(
+    run: Run, claims: list[Claim], schedule: list[Look], base_rounds: Mapping[str, int]
+) -> dict[int, dict[str | tuple[str, str], Judging]]:
+    """Each look's margins from the A/A rounds it had (base rounds + its extra ones): a
+    look's rounds go to the A/A copies of the claims it chose, and an earlier look, replayed
+    for the report, must not be judged with rounds measured after it."""
+    return {
+        look.index: noise_floor(
+            run, claims, {study: n + look.extra_rounds for study, n in base_rounds.items()}
+        ).judging_by_study()
+        for look in schedule
+    }

@@ -29,7 +29,7 @@ from perflab.analysis.findings import (
     stated_test,
     versions_line,
 )
-from perflab.analysis.noise import NoiseFloor, noise_floor
+from perflab.analysis.noise import NoiseFloor, margins_by_look, noise_floor
 from perflab.analysis.published import (
     ReferenceRowsHook,
     read_reference_tables,
@@ -188,8 +188,23 @@ def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int
     claims = reference_claims(reference_dir, run.seed_rows_hooks)
     floor = noise_floor(run, claims)
     return plan_look(
-        run, claims, adaptive, index, Judging(), floor.judging_by_study(), floor.aa_configurations()
+        run,
+        claims,
+        adaptive,
+        index,
+        Judging(),
+        floor.judging_by_study(),
+        floor.aa_configurations(),
+        look_margins(run, claims),
     )
+
+
+def look_margins(run: Run, claims: list[Claim]) -> dict[int, dict]:
+    """Each recorded look's margins from the A/A rounds it had ({} without a ledger: one
+    look, every round)."""
+    if run.ledger is None:
+        return {}
+    return margins_by_look(run, claims, run.ledger.looks(), run.ledger.base_rounds)
 
 
 def replicate(
@@ -223,7 +238,8 @@ def replicate(
         claims = of_study(every_claim, study)
         noise = noise_floor(run, every_claim)
         by_study = {} if given else noise.judging_by_study()
-        verdicts = judge_run_looks(run, claims, judging, by_study) if claims else []
+        by_look = {} if given else look_margins(run, every_claim)
+        verdicts = judge_run_looks(run, claims, judging, by_study, by_look) if claims else []
         other = against if against is not None else folder
         theirs_id, theirs = (None, None)
         if reference is not None:
@@ -279,7 +295,8 @@ def judge_other(
     if not isinstance(other, Run):
         other = read(other, hooks)
     by_study = {} if given else noise_floor(other, claims).judging_by_study()
-    return other.run_id, judge_run_looks(other, claims, judging, by_study)
+    by_look = {} if given else look_margins(other, claims)
+    return other.run_id, judge_run_looks(other, claims, judging, by_study, by_look)
 
 
 def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:

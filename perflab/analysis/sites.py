@@ -150,13 +150,15 @@ def read_run_readings(run: Run, claims: list[Claim], recovered_from: str = "") -
     """A run's readings, judged as its own report judges it (perflab.analysis.replication,
     whose `reference_claims` the caller passes)."""
     from perflab.analysis.adaptive import judge_run_looks
-    from perflab.analysis.noise import noise_floor
+    from perflab.analysis.noise import margins_by_look, noise_floor
     from perflab.analysis.verdicts import Judging
 
     manifest = run.manifest or {}
     # As replication.replicate judges a run for its index, without the reference beside it.
     by_study = noise_floor(run, claims).judging_by_study()
-    verdicts = judge_run_looks(run, claims, Judging(), by_study)
+    ledger = run.ledger
+    by_look = margins_by_look(run, claims, ledger.looks(), ledger.base_rounds) if ledger else {}
+    verdicts = judge_run_looks(run, claims, Judging(), by_study, by_look)
     readings = [r for verdict in verdicts for r in reading_of(verdict)]
     hosts = {
         name: {key: facts.get(key) for key in (*MACHINE_FACTS, "boot_id")}
