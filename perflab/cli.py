@@ -127,6 +127,8 @@ def cmd_cells(args: argparse.Namespace) -> int:
     if found is None:
         return 2
     specs, runner = found
+    if specs:
+        one_runner_at_a_time(runner.runs_root / specs[0].run_id)
     stop: list[int] = []
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stop.append(signum))
@@ -158,6 +160,32 @@ def cmd_cells(args: argparse.Namespace) -> int:
     finally:
         runner.release()
     return 0
+
+
+# Held by the runner of a run for its lifetime (perflab cells); released when it exits.
+RUNNER_LOCK = ".runner.lock"
+
+
+def one_runner_at_a_time(run_dir: Path) -> None:
+    """Waits until no other runner of this run is running, then holds the run's lock: a
+    rerun right after Ctrl-C finds the stopped runner still finishing its cell (minutes for
+    a far-S3 or 10 GiB cell), and two at once would share the cores and a cell's folder."""
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handle = (run_dir / RUNNER_LOCK).open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        line = "waiting for the run's other runner to finish its cell and stop"
+        log_progress(run_dir / "progress.log", line)
+        say(f"perflab cells: {line}")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    # Kept open (and locked) until the process ends: the lock is the open file's.
+    _held_locks.append(handle)
+
+
+_held_locks: list[object] = []
 
 
 def shares_with(spec: CellSpec, after: CellSpec) -> bool:

@@ -149,3 +149,26 @@ def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path
     cell_dir = tmp_path / "runs" / "run1" / "hello"
     assert sorted(p.name for p in cell_dir.iterdir()) == ["silent-1-r1"]
     assert "before hello/silent-2-r1" in progress.read_text()
+
+
+@pytest.mark.live
+def test_a_second_runner_of_the_run_waits_for_the_first_to_end(tmp_path):
+    src = scratch_tree(tmp_path)
+    specs = cells_list(tmp_path, 2)
+    progress = tmp_path / "runs" / "run1" / "progress.log"
+    first = start(tmp_path, src, specs)
+    wait_for(progress, "start scratch [1/2]")
+    second = start(tmp_path, src, specs)  # a rerun while the first still runs
+    wait_for(progress, "waiting for the run's other runner")
+    out_first, _ = first.communicate(timeout=60)
+    out_second, _ = second.communicate(timeout=60)
+    assert first.returncode == second.returncode == 0
+    assert "complete already" not in out_first
+    # The second ran nothing beside the first: it found both cells done when it got the lock.
+    assert out_second.splitlines()[-2:] == [
+        "scratch [1/2] hello/silent-1-r1: complete already, skipped",
+        "scratch [2/2] hello/silent-2-r1: complete already, skipped",
+    ]
+    starts = [line for line in progress.read_text().splitlines() if " start " in line]
+    ends = [line for line in progress.read_text().splitlines() if " end " in line]
+    assert len(starts) == len(ends) == 4
