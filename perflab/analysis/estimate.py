@@ -266,8 +266,8 @@ def left_to_run(cells: dict[str, list[dict]], run_dir: Path) -> tuple[dict[str, 
 
 
 def measured_minutes(run_dir: Path) -> float:
-    """What a run's measuring took, first cell start to last cell end (to set beside its
-    estimate)."""
+    """What a run's measuring took, first cell start to last cell end less the pauses
+    between a stop and its resume (to set beside its estimate)."""
     from perflab.contract.phases import run_split
 
     return run_split(run_dir).wall / 60

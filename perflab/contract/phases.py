@@ -192,7 +192,7 @@ class TimedCell:
 
 @dataclass
 class MeasuringSplit:
-    """A run's measuring wall time (first cell start to last cell end), split."""
+    """A run's measuring wall time (first cell start to last cell end, less its pauses), split."""
 
     wall: float
     by_study: dict[str, PhaseTimes]
