@@ -427,6 +427,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         from perflab.analysis.estimate import left_to_run
 
         cells, done = left_to_run(cells, Path(args.run_dir))
+        progress = Path(args.run_dir) / "progress.log"
+        if done and progress.is_file():
+            # The pause mark (perflab.contract.phases) at the run's start, where no runner
+            # list may hold a complete cell (a stop between two rounds or studies).
+            log_progress(progress, f"resumed: {done} cells complete already (run start)")
     resuming = f"resuming: {done} cells complete already, the rest: " if done else ""
     print(resuming + estimate(cells, reference, args.adaptive_minutes).sentence())
     return 0

@@ -199,8 +199,13 @@ def test_a_resume_prices_only_the_cells_without_a_record(own_cells, tmp_path, mo
         )
         return capsys.readouterr().out
 
+    (tmp_path / "progress.log").write_text("")
     resumed = said(tmp_path)
     assert resumed.startswith("resuming: 1 cells complete already, the rest: expected measuring")
+    # The run's start marks the pause, whichever runner list holds the complete cells.
+    assert "resumed: 1 cells complete already (run start)" in (
+        tmp_path / "progress.log"
+    ).read_text()
     assert "of 2 cells" in resumed
     fresh = said(tmp_path / "none")
     assert fresh.startswith("expected measuring") and "of 3 cells" in fresh
