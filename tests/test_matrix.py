@@ -57,6 +57,14 @@ def test_reused_servers_are_off_by_default_and_on_spare_the_aa_pairs_fresh_copy(
     first = [c.server_key() for c in shared if c.repeat == 1 and c.reuse_server]
     blocks = [k for i, k in enumerate(first) if i == 0 or first[i - 1] != k]
     assert len(blocks) == len(set(first)) == 9
+    # Copy b always measures a server an earlier cell of its block started, in every round
+    # and whichever run id shuffles them.
+    for run_id in ("run1", "run2", "run3"):
+        ordered = expand(run_id, get_study("hello"), matrix, profiles, "quick", KNOWN)
+        for before, cell in zip([None, *ordered], ordered, strict=False):
+            if cell.params.get(AA_PARAM) == "b":
+                assert before is not None and before.reuse_server
+                assert before.server_key() == cell.server_key()
 
 
 def test_seed_stack_cells_run_seed_000s_grpcio_in_the_seed_scenario_only():

@@ -108,6 +108,18 @@ def test_cells_that_share_a_server_are_gathered_at_the_first_of_them():
     assert sum(1 for i in range(1, len(keys)) if keys[i] != keys[i - 1]) + 1 > len(set(keys))
 
 
+def test_an_aa_copy_b_never_starts_its_blocks_server():
+    from perflab.contract.rounds import gathered
+
+    cells = study_cells("hello", "quick", reuse_servers=True)
+    b = next(c for c in cells if c.params.get(AA_PARAM) == "b" and c.repeat == 1)
+    block = [c for c in cells if c.repeat == 1 and c.reuse_server]
+    block = [c for c in block if c.server_key() == b.server_key() and c is not b]
+    ordered = gathered([b, *block])  # b drawn first by the shuffle
+    assert ordered[0] is block[0] and ordered[1] is b
+    assert gathered([*block, b])[-1] is b  # anywhere else it stays where it fell
+
+
 def test_the_manifest_records_the_rule_and_each_studys_seed(tmp_path):
     run = tmp_path / "my-run"
     (run / "hello").mkdir(parents=True)

@@ -71,6 +71,11 @@ def gathered(cells: list[CellSpec]) -> list[CellSpec]:
     for index, cell in enumerate(cells):
         key = cell.server_key() if cell.shares_server() else f"own:{index}"
         blocks.setdefault(key, []).append(cell)
+    for block in blocks.values():
+        # An A/A copy b first in its block would start the server: then both copies are
+        # fresh, and the pair no longer measures reused against fresh. It goes second.
+        if len(block) > 1 and block[0].params.get(AA_PARAM) == AA_COPIES[1]:
+            block[0], block[1] = block[1], block[0]
     return [cell for block in blocks.values() for cell in block]
 
 
