@@ -145,7 +145,7 @@ def cmd_cells(args: argparse.Namespace) -> int:
     to_run = [spec for spec in specs if id(spec) not in done]
     # A cell keeps its server for the next cell to run when that one shares it.
     pairs = zip(to_run, to_run[1:], strict=False)
-    keeps = {id(spec): shares_with(spec, after) for spec, after in pairs}
+    keeps = {id(spec): spec.hands_server_to(after) for spec, after in pairs}
     try:
         for index, spec in enumerate(specs, start=args.first):
             orphaned = os.getppid() != parent
@@ -186,17 +186,6 @@ def one_runner_at_a_time(run_dir: Path) -> None:
 
 
 _held_locks: list[object] = []
-
-
-def shares_with(spec: CellSpec, after: CellSpec) -> bool:
-    """Whether `after` may measure the server `spec` leaves: the same key, both sharing,
-    in the same round (each round starts every server, the unit of replication)."""
-    return (
-        spec.shares_server()
-        and after.shares_server()
-        and spec.repeat == after.repeat
-        and spec.server_key() == after.server_key()
-    )
 
 
 def cmd_agent(args: argparse.Namespace) -> int:

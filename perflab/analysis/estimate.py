@@ -233,18 +233,12 @@ def estimate(
 
 
 def on_kept_server(before: dict | None, spec: dict) -> bool:
-    """Whether the runner will hand this cell the server of the cell before it (the rule
-    of perflab.cli.shares_with: same key, both sharing, the same round)."""
+    """Whether the runner will hand this cell the server of the cell before it
+    (CellSpec.hands_server_to)."""
     if before is None or not (spec.get("reuse_server") and before.get("reuse_server")):
         return False
-    if spec.get("repeat") != before.get("repeat"):
-        return False
-    this, previous = (CellSpec.from_dict(copy.deepcopy(s)) for s in (spec, before))
-    return (
-        this.shares_server()
-        and previous.shares_server()
-        and previous.server_key() == this.server_key()
-    )
+    previous, this = (CellSpec.from_dict(copy.deepcopy(s)) for s in (before, spec))
+    return previous.hands_server_to(this)
 
 
 def kept_saving(reference: ReferenceTimes, study: str, spec: dict, priced_s: float) -> float:

@@ -120,6 +120,17 @@ class CellSpec:
         """Whether the runner may keep this cell's server for the next cell of its key."""
         return self.reuse_server and not self.proxies_for("server")
 
+    def hands_server_to(self, after: CellSpec) -> bool:
+        """Whether the runner keeps this cell's server for `after`, the next cell it runs:
+        the same key, both sharing, in the same round (each round starts every server,
+        the unit of replication). The estimate prices cells by the same rule."""
+        return (
+            self.shares_server()
+            and after.shares_server()
+            and self.repeat == after.repeat
+            and self.server_key() == after.server_key()
+        )
+
     def proxies_for(self, caller: str) -> list[dict[str, Any]]:
         """The latency_proxies entries delaying this caller's calls ("server" or "load")."""
         return [entry for entry in self.latency_proxies if proxy_caller(entry) == caller]
