@@ -156,8 +156,9 @@ unit-tests: venv
 	$(call pytest_tier,-m "not live")
 
 # The verdict engine's coverage, checked through its real code: every case of
-# perflab.analysis.simulation at 10 000 trials (TRIALS=...), written to
-# data/reference/simulation.json with each case's Monte Carlo error.
+# perflab.analysis.simulation at 10 000 trials (TRIALS=...), and the adaptive looks of
+# perflab.analysis.simulate_looks at 2 000, written to data/reference/simulation.json with
+# each case's Monte Carlo error.
 simulate: venv
 	$(BIN)/python -m perflab.analysis.simulation $(TRIALS)
 

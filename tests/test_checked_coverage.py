@@ -72,3 +72,51 @@ def test_the_committed_results_give_a_sentence_of_their_own_figures():
     assert f"{document['trials']:,} trials a case" in text
     kept = sum(r["passes"] for r in document["results"] if r["corrections"])
     assert f"{kept} of " in text
+
+
+def look(truth: float, aa_in_looks: bool, decided: float, holds: float, margin: float) -> dict:
+    return {
+        "case": {"name": f"{truth}x", "truth": truth},
+        "aa_in_looks": aa_in_looks,
+        "decided_share": decided,
+        "holds_share": holds,
+        "last_margin": margin,
+        "family_error": 0.14,
+        "keeps_family_error": decided <= 0.14 + 0.02,
+    }
+
+
+BASE = (record("a", True, 0.95, 0.95, 0.002), record("a", False, 0.8, 0.9, 0.004))
+
+
+def test_the_looks_sentence_says_what_the_look_s_own_aa_rounds_did():
+    looks = {
+        "trials": 2000,
+        "results": [
+            look(1.0, True, 0.095, 0.06, 0.10),
+            look(1.0, False, 0.09, 0.06, 0.11),
+            look(1.25, True, 0.89, 0.89, 0.125),
+            look(1.25, False, 0.55, 0.55, 0.19),
+        ],
+    }
+    text = coverage_sentence({**suite(*BASE), "looks": looks})
+    assert "simulated with their own A/A rounds (2,000 trials a case)" in text
+    assert "decided at some look in at most 9.5% of the trials, within the 14%" in text
+    assert "a margin of 12% against the base rounds' 19%)" in text
+    assert "decided it more often: 89% against 55%" in text
+
+
+def test_the_looks_sentence_comes_out_the_other_way():
+    looks = {
+        "trials": 200,
+        "results": [
+            look(1.0, True, 0.30, 0.20, 0.10),
+            look(1.25, True, 0.50, 0.50, 0.19),
+            look(1.25, False, 0.55, 0.55, 0.19),
+        ],
+    }
+    text = coverage_sentence({**suite(*BASE), "looks": looks})
+    assert "in at most 30.0% of the trials, above the 14%" in text
+    assert "decided it no more often: 50% against 55%" in text
+    # Not simulated: no sentence about looks at all.
+    assert "adaptive looks" not in coverage_sentence(suite(*BASE))

@@ -54,8 +54,45 @@ def coverage_sentence(document: dict[str, Any] | None) -> str:
     if missed:
         sentence += f"; not kept: {', '.join(missed)}"
     failing = sum(not r["passes"] for r in removed)
-    return (
-        sentence
-        + f". With the corrections removed, {failing} of {len(removed)} designs fall short of "
+    sentence += (
+        f". With the corrections removed, {failing} of {len(removed)} designs fall short of "
         "their label, which is what the corrections are for."
+    )
+    looks = looks_sentence(document.get("looks"))
+    return f"{sentence} {looks}" if looks else sentence
+
+
+def looks_sentence(looks: dict[str, Any] | None) -> str:
+    """What the simulated looks (perflab.analysis.simulate_looks) found: whether a claim on
+    its threshold is decided within the family error the index states, and what the look's
+    own A/A rounds do to a claim the base margin hides; '' where they were not simulated."""
+    if not looks or not looks.get("results"):
+        return ""
+    records = looks["results"]
+    null = [r for r in records if r["case"]["truth"] == 1.0]
+    effects = [r for r in records if r["case"]["truth"] != 1.0]
+    parts = []
+    if null:
+        kept = all(r["keeps_family_error"] for r in null)
+        worst_share = max(r["decided_share"] for r in null)
+        parts.append(
+            f"a claim on its threshold was decided at some look in at most {worst_share:.1%} "
+            f"of the trials, {'within' if kept else 'above'} the "
+            f"{null[0]['family_error']:.0%} the index states"
+        )
+    with_aa = {r["case"]["name"]: r for r in effects if r["aa_in_looks"]}
+    for without in (r for r in effects if not r["aa_in_looks"]):
+        mine = with_aa.get(without["case"]["name"])
+        if mine is None:
+            continue
+        how = "more" if mine["holds_share"] > without["holds_share"] else "no more"
+        parts.append(
+            f"at a true {mine['case']['truth']:g}x the look's own A/A rounds (a margin of "
+            f"{mine['last_margin']:.0%} against the base rounds' {without['last_margin']:.0%}) "
+            f"decided it {how} often: {mine['holds_share']:.0%} against "
+            f"{without['holds_share']:.0%}"
+        )
+    return (
+        f"The adaptive looks, simulated with their own A/A rounds ({looks['trials']:,} trials "
+        f"a case): {'; '.join(parts)}."
     )

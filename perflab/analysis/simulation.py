@@ -111,19 +111,24 @@ class Result:
 
 
 def ratio_claim(case: Case) -> Claim:
+    return greater_claim("simulated", "simulated_ratio", case.truth)
+
+
+def greater_claim(claim_id: str, study: str, threshold: float) -> Claim:
+    """'a is faster than b' past `threshold`, paired by concurrency, in `study`."""
     return parse_claim(
         0,
         {
-            "id": "simulated",
+            "id": claim_id,
             "seed": "simulated",
-            "study": "simulated_ratio",
+            "study": study,
             "says": "a is faster than b",
             "source": "prose",
             "metric": "rps",
             "numerator": {"implementation": "a"},
             "denominator": {"implementation": "b"},
             "pair_by": ["concurrency"],
-            "bound": {"greater": case.truth},
+            "bound": {"greater": threshold},
         },
     )
 
@@ -280,6 +285,10 @@ def run_all(
         for corrections in (True, False):
             results.append(simulate(case, trials, corrections, written=written))
             print(results[-1].line(), flush=True)
+    from perflab.analysis.simulate_looks import FULL_LOOK_TRIALS, run_looks
+    from perflab.analysis.simulate_looks import records as looks_records
+
+    looks = run_looks(min(trials, FULL_LOOK_TRIALS))
     if out is not None:
         records = [
             {
@@ -290,7 +299,8 @@ def run_all(
             }
             for r in results
         ]
-        out.write_text(json.dumps({"trials": trials, "results": records}, indent=1) + "\n")
+        document = {"trials": trials, "results": records, "looks": looks_records(looks)}
+        out.write_text(json.dumps(document, indent=1) + "\n")
     return results
 
 
