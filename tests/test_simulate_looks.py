@@ -37,3 +37,16 @@ def test_the_look_s_own_aa_rounds_decide_what_the_base_margin_hides():
     # difference (the trials share their seed, so it is an upper bound).
     spread = 3 * math.sqrt(2 * 0.25 / TRIALS)
     assert own.holds_share - kept.holds_share > spread, (own.line(), kept.line())
+
+
+def test_the_readme_quotes_the_committed_look_simulation():
+    import json
+
+    looks = json.loads((REPO / "data/reference/simulation.json").read_text())["looks"]
+    by = {(r["case"]["truth"], r["aa_in_looks"]): r for r in looks["results"]}
+    own, kept, null = by[(1.25, True)], by[(1.25, False)], by[(1.0, True)]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert (
+        f"in {own['holds_share']:.0%} of trials against {kept['holds_share']:.0%} with the base "
+        f"margin kept, and a claim on its threshold in {null['decided_share']:.0%}."
+    ) in readme
