@@ -161,6 +161,7 @@ unit-tests: venv
 # each case's Monte Carlo error.
 simulate: venv
 	$(BIN)/python -m perflab.analysis.simulation $(TRIALS)
+	$(BIN)/python -m perflab.analysis.simulate_looks
 
 # Everything: lint first (cheap), then the hosts are set up, because live tests start real
 # servers and ghz. PERFLAB_REQUIRE_SETUP=1 turns a missing host prefix into a failure, where

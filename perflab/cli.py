@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,9 +14,11 @@ from typing import TYPE_CHECKING
 from perflab.contract.cell import CellSpec, is_complete
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import HostPaths, discover
-from perflab.host.runner import now_iso
+from perflab.host.runner import now_iso, say
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from perflab.analysis.run import Hooks
     from perflab.host.runner import CellRunner
 
@@ -76,16 +79,6 @@ def run_logged(
     return line
 
 
-def say(line: str) -> None:
-    """A line for Ansible on stdout; none when nobody reads it any more (the runner whose
-    Ansible is gone must still stop in good order, not on a broken pipe)."""
-    try:
-        print(line, flush=True)
-    except BrokenPipeError:
-        # Later prints would fail again at exit's flush: point stdout at nothing.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
 def specs_and_runner(
     args: argparse.Namespace, raw: str
 ) -> tuple[list[CellSpec], CellRunner] | None:
@@ -127,11 +120,20 @@ def cmd_cells(args: argparse.Namespace) -> int:
     if found is None:
         return 2
     specs, runner = found
-    if specs:
-        one_runner_at_a_time(runner.runs_root / specs[0].run_id)
+    # Noted, and the signals caught, before any wait for the lock: a runner that waited
+    # while its Ansible was stopped must not go on to run the round unattended.
+    parent = os.getppid()
     stop: list[int] = []
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stop.append(signum))
+    if specs and not one_runner_at_a_time(
+        runner.runs_root / specs[0].run_id, lambda: not stop and os.getppid() == parent
+    ):
+        why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
+        line = f"stopped {why} while waiting for the run's other runner"
+        log_progress(runner.runs_root / specs[0].run_id / "progress.log", line)
+        say(f"perflab cells: {line}")
+        return 128 + (stop[0] if stop else signal.SIGHUP)
     total = args.of or len(specs) + args.first - 1
     complete = [spec for spec in specs if is_complete(runner.cell_dir(spec))]
     if complete:
@@ -140,7 +142,6 @@ def cmd_cells(args: argparse.Namespace) -> int:
             runner.runs_root / specs[0].run_id / "progress.log",
             f"resumed: {len(complete)} of these {len(specs)} cells complete already",
         )
-    parent = os.getppid()
     done = {id(spec) for spec in complete}
     to_run = [spec for spec in specs if id(spec) not in done]
     # A cell keeps its server for the next cell to run when that one shares it.
@@ -166,23 +167,37 @@ def cmd_cells(args: argparse.Namespace) -> int:
 RUNNER_LOCK = ".runner.lock"
 
 
-def one_runner_at_a_time(run_dir: Path) -> None:
+# How often a waiting runner tries the lock again (and checks it is still wanted).
+LOCK_POLL_S = 0.5
+
+
+def one_runner_at_a_time(run_dir: Path, still_wanted: Callable[[], bool]) -> bool:
     """Waits until no other runner of this run is running, then holds the run's lock: a
     rerun right after Ctrl-C finds the stopped runner still finishing its cell (minutes for
-    a far-S3 or 10 GiB cell), and two at once would share the cores and a cell's folder."""
+    a far-S3 or 10 GiB cell), and two at once would share the cores and a cell's folder.
+    False, without the lock, where the wait stopped being wanted (a signal, its parent gone)."""
     import fcntl
 
     run_dir.mkdir(parents=True, exist_ok=True)
     handle = (run_dir / RUNNER_LOCK).open("a")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        line = "waiting for the run's other runner to finish its cell and stop"
-        log_progress(run_dir / "progress.log", line)
-        say(f"perflab cells: {line}")
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    said = False
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if not still_wanted():
+                handle.close()
+                return False
+            if not said:
+                line = "waiting for the run's other runner to finish its cell and stop"
+                log_progress(run_dir / "progress.log", line)
+                say(f"perflab cells: {line}")
+                said = True
+            time.sleep(LOCK_POLL_S)
     # Kept open (and locked) until the process ends: the lock is the open file's.
     _held_locks.append(handle)
+    return True
 
 
 _held_locks: list[object] = []
@@ -422,7 +437,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             # list may hold a complete cell (a stop between two rounds or studies).
             log_progress(progress, f"resumed: {done} cells complete already (run start)")
     resuming = f"resuming: {done} cells complete already, the rest: " if done else ""
-    print(resuming + estimate(cells, reference, args.adaptive_minutes).sentence())
+    # Only localhost's servers are the runner's own to keep (elsewhere the agent's).
+    found = estimate(cells, reference, args.adaptive_minutes, args.topology == "localhost")
+    print(resuming + found.sentence())
     return 0
 
 

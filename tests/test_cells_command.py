@@ -104,13 +104,9 @@ def test_a_bad_spec_in_the_list_is_refused_before_any_cell_runs(tmp_path):
     assert not (tmp_path / "run1").exists()
 
 
-@pytest.mark.live
-def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path):
-    """Ansible's Ctrl-C ends the task's processes, not the runner (its own session): the
-    runner sees its parent gone, finishes its cell and stops, so a rerun runs alone."""
-    src = scratch_tree(tmp_path)
-    specs = cells_list(tmp_path, 3)
-    progress = tmp_path / "runs" / "run1" / "progress.log"
+def start_under_parent(tmp_path: Path, src: Path, specs: Path) -> tuple[subprocess.Popen[str], int]:
+    """A runner started, as Ansible's task starts it, by a parent that gives it a session
+    of its own; the parent (to kill) and the runner's pid."""
     home = tmp_path / "home"
     (home / "bin").mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "perflab", "cells", f"--home={home}", f"--src={src}"]
@@ -131,24 +127,67 @@ def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path
         text=True,
     )
     assert parent.stdout is not None
-    runner_pid = int(parent.stdout.readline())
+    return parent, int(parent.stdout.readline())
+
+
+def wait_gone(pid: int, timeout_s: float = 10.0) -> bool:
+    """Whether the process ended (or is a zombie its killed parent left) within the time."""
+    deadline = time.monotonic() + timeout_s
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not Path(f"/proc/{pid}").exists() or (
+        "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    )
+
+
+@pytest.mark.live
+def test_a_runner_whose_parent_ends_stops_after_its_cell_as_on_a_signal(tmp_path):
+    """Ansible's Ctrl-C ends the task's processes, not the runner (its own session): the
+    runner sees its parent gone, finishes its cell and stops, so a rerun runs alone."""
+    src = scratch_tree(tmp_path)
+    specs = cells_list(tmp_path, 3)
+    progress = tmp_path / "runs" / "run1" / "progress.log"
+    parent, runner_pid = start_under_parent(tmp_path, src, specs)
     try:
         wait_for(progress, "start scratch [1/3]")
         parent.kill()
         parent.wait(timeout=10)
         wait_for(progress, "stopped (its parent", timeout_s=30)
-        deadline = time.monotonic() + 10
-        while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not Path(f"/proc/{runner_pid}").exists() or (
-            "Z" in Path(f"/proc/{runner_pid}/stat").read_text().split()[2]
-        )
+        assert wait_gone(runner_pid)
     finally:
         if Path(f"/proc/{runner_pid}").exists():
             os.kill(runner_pid, signal.SIGKILL)
     cell_dir = tmp_path / "runs" / "run1" / "hello"
     assert sorted(p.name for p in cell_dir.iterdir()) == ["silent-1-r1"]
     assert "before hello/silent-2-r1" in progress.read_text()
+
+
+@pytest.mark.live
+def test_a_runner_waiting_for_the_lock_gives_up_when_its_parent_ends(tmp_path):
+    """A rerun waits for the stopped runner to finish its cell; stopped again meanwhile
+    (its Ansible gone), it must not take the lock later and run the round unattended."""
+    src = scratch_tree(tmp_path)
+    specs = cells_list(tmp_path, 3)
+    progress = tmp_path / "runs" / "run1" / "progress.log"
+    first = start(tmp_path, src, specs)
+    wait_for(progress, "start scratch [1/3]")
+    parent, waiting_pid = start_under_parent(tmp_path, src, specs)
+    try:
+        wait_for(progress, "waiting for the run's other runner")
+        parent.kill()
+        parent.wait(timeout=10)
+        wait_for(progress, "while waiting for the run's other runner", timeout_s=30)
+        assert wait_gone(waiting_pid)
+    finally:
+        if Path(f"/proc/{waiting_pid}").exists():
+            os.kill(waiting_pid, signal.SIGKILL)
+    first.communicate(timeout=60)
+    assert first.returncode == 0
+    lines = progress.read_text().splitlines()
+    stopped = f"stopped (its parent, pid {parent.pid}, ended) while waiting for the run's other"
+    assert any(stopped in line for line in lines), lines
+    # Only the first runner's three cells started: the waiting one ran none.
+    assert len([line for line in lines if " start " in line]) == 3
 
 
 @pytest.mark.live

@@ -24,9 +24,13 @@ from perflab.analysis.estimate import (
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The committed localhost reference: what `make run` prices its cells from.
-REFERENCE = REPO_ROOT / "data" / yaml.safe_load(
-    (REPO_ROOT / "data" / "reference" / "reference_runs.yml").read_text()
-)["localhost"]
+REFERENCE = (
+    REPO_ROOT
+    / "data"
+    / yaml.safe_load((REPO_ROOT / "data" / "reference" / "reference_runs.yml").read_text())[
+        "localhost"
+    ]
+)
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
 PREVIOUS = REPO_ROOT / "data" / "20261126-reference"
@@ -141,8 +145,7 @@ def profile_estimate(profile: str) -> str:
     known = set(discover(REPO / "servers"))
     cells = {
         study: [
-            asdict(c)
-            for c in expand("x", get_study(study), *study_vars(study), profile, known)
+            asdict(c) for c in expand("x", get_study(study), *study_vars(study), profile, known)
         ]
         for study in ["calibration", *runnable()]
     }
@@ -203,9 +206,9 @@ def test_a_resume_prices_only_the_cells_without_a_record(own_cells, tmp_path, mo
     resumed = said(tmp_path)
     assert resumed.startswith("resuming: 1 cells complete already, the rest: expected measuring")
     # The run's start marks the pause, whichever runner list holds the complete cells.
-    assert "resumed: 1 cells complete already (run start)" in (
-        tmp_path / "progress.log"
-    ).read_text()
+    assert (
+        "resumed: 1 cells complete already (run start)" in (tmp_path / "progress.log").read_text()
+    )
     assert "of 2 cells" in resumed
     fresh = said(tmp_path / "none")
     assert fresh.startswith("expected measuring") and "of 3 cells" in fresh
@@ -245,11 +248,18 @@ def test_cells_on_a_kept_server_leave_out_its_wait_for_ready(reference):
     }
     assert ready["grpcio_sync_w10"] > 10 * ready["go"]
     kept_cells = [
-        c for before, c in zip([None, *cells], cells, strict=False)
-        if before and c["reuse_server"] and before["reuse_server"]
-        and before["server"] == c["server"] and before["repeat"] == c["repeat"]
+        c
+        for before, c in zip([None, *cells], cells, strict=False)
+        if before
+        and c["reuse_server"]
+        and before["reuse_server"]
+        and before["server"] == c["server"]
+        and before["repeat"] == c["repeat"]
     ]
     assert len(kept_cells) == kept
     assert saved == pytest.approx(sum(ready[c["implementation"]] for c in kept_cells), rel=1e-6)
     assert f"; {kept} on a kept server, their wait for READY left out" in shared.sentence()
     assert "kept server" not in fresh.sentence()
+    # Servers the agent starts on another host are never kept: nothing is left out there.
+    remote = estimate({"hello": cells}, REFERENCE, 0, servers_kept=False)
+    assert remote.kept_server == 0 and remote.minutes == pytest.approx(fresh.minutes)

@@ -100,9 +100,7 @@ def test_cells_that_share_a_key_measure_one_server_each_with_its_own_log(tmp_pat
     runner = CellRunner(tree(tmp_path), tmp_path / "runs")
     cells = [cell("a-r1"), cell("b-r1"), cell("c-r1"), cell("own-r1", reuse=False)]
     try:
-        records = [
-            runner.run(spec, keep_server=index < 2) for index, spec in enumerate(cells)
-        ]
+        records = [runner.run(spec, keep_server=index < 2) for index, spec in enumerate(cells)]
     finally:
         runner.release()
     assert [r.status for r in records] == ["ok"] * 4, [r.error for r in records]
@@ -171,9 +169,7 @@ def test_perflab_cells_keeps_a_server_only_for_the_next_cell_that_shares_it(tmp_
     assert len(pids) == 3 and not any(alive(pid) for pid in pids)
 
 
-def test_a_real_ghz_cell_measures_a_kept_go_server_as_well_as_a_fresh_one(
-    host_paths, tmp_path
-):
+def test_a_real_ghz_cell_measures_a_kept_go_server_as_well_as_a_fresh_one(host_paths, tmp_path):
     import yaml
 
     entry = yaml.safe_load((REPO / "inventory/group_vars/all/hello.yml").read_text())[

@@ -93,9 +93,7 @@ def test_quick_profile_has_1_gib_everywhere_and_512_mib_and_10_gib_per_own_pair(
     for size in (10 * GIB, GIB // 2):
         once = [c for c in spec if c.params.get("payload_bytes") == size]
         assert sorted((c.implementation, c.client, c.scenario, c.repeat) for c in once) == [
-            (name, name, "none", repeat)
-            for name in ("cpp", "go", "python")
-            for repeat in (1, 2, 3)
+            (name, name, "none", repeat) for name in ("cpp", "go", "python") for repeat in (1, 2, 3)
         ]
     rest = [c for c in spec if c.params["pair"] != "floor" and c.params["payload_bytes"] == GIB]
     assert len(rest) == 7 * 3 * 3

@@ -65,9 +65,7 @@ class ReferenceTimes:
     overhead_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     # Keyed (study, configuration): the seconds its cells were configured for (None: sized
     # otherwise), so a planned cell configured alike is priced at what they took.
-    configured_by_configuration: dict[tuple[str, str], float | None] = field(
-        default_factory=dict
-    )
+    configured_by_configuration: dict[tuple[str, str], float | None] = field(default_factory=dict)
     # Keyed (study, implementation, latency profile): what a proxy in front adds.
     overhead_by_regime: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     overhead_by_study: dict[str, list[float]] = field(default_factory=dict)
@@ -205,9 +203,14 @@ class Estimate:
 
 
 def estimate(
-    cells: dict[str, list[dict]], reference_run: Path, adaptive_minutes: float
+    cells: dict[str, list[dict]],
+    reference_run: Path,
+    adaptive_minutes: float,
+    servers_kept: bool = True,
 ) -> Estimate:
-    """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts)."""
+    """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts);
+    `servers_kept` False where the servers run on another host, started per cell by its
+    agent (the runner keeps only servers it started itself)."""
     reference = ReferenceTimes.read(reference_run)
     minutes: dict[str, float] = {}
     priced: dict[str, int] = defaultdict(int)
@@ -221,7 +224,7 @@ def estimate(
             priced[found.how] += 1
             hows.add(found.how)
             seconds += found.seconds + reference.gap_s
-            if on_kept_server(before, spec):
+            if servers_kept and on_kept_server(before, spec):
                 kept += 1
                 seconds -= kept_saving(reference, study, spec, found.seconds)
         if "guess" in hows:

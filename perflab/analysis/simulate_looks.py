@@ -237,8 +237,8 @@ def records(results: list[LookResult]) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    """[trials]: the look cases alone, written over the `looks` entry of
-    data/reference/simulation.json (make simulate writes every case)."""
+    """[trials]: the look cases, written over the `looks` entry of
+    data/reference/simulation.json (make simulate runs perflab.analysis.simulation first)."""
     from perflab.analysis.simulation import RESULTS_FILE
 
     trials = int(argv[0]) if argv else FULL_LOOK_TRIALS

@@ -285,10 +285,6 @@ def run_all(
         for corrections in (True, False):
             results.append(simulate(case, trials, corrections, written=written))
             print(results[-1].line(), flush=True)
-    from perflab.analysis.simulate_looks import FULL_LOOK_TRIALS, run_looks
-    from perflab.analysis.simulate_looks import records as looks_records
-
-    looks = run_looks(min(trials, FULL_LOOK_TRIALS))
     if out is not None:
         records = [
             {
@@ -299,7 +295,9 @@ def run_all(
             }
             for r in results
         ]
-        document = {"trials": trials, "results": records, "looks": looks_records(looks)}
+        # The looks' entry (perflab.analysis.simulate_looks, its own command) is kept.
+        document = json.loads(out.read_text()) if out.is_file() else {}
+        document.update({"trials": trials, "results": records})
         out.write_text(json.dumps(document, indent=1) + "\n")
     return results
 

@@ -73,9 +73,13 @@ def gathered(cells: list[CellSpec]) -> list[CellSpec]:
         blocks.setdefault(key, []).append(cell)
     for block in blocks.values():
         # An A/A copy b first in its block would start the server: then both copies are
-        # fresh, and the pair no longer measures reused against fresh. It goes second.
-        if len(block) > 1 and block[0].params.get(AA_PARAM) == AA_COPIES[1]:
-            block[0], block[1] = block[1], block[0]
+        # fresh, and the pair no longer measures reused against fresh. The first cell that
+        # is no copy b starts it (two copies b of one server, hello's two A/A
+        # configurations, may both come first in the shuffle).
+        first = next(
+            (i for i, cell in enumerate(block) if cell.params.get(AA_PARAM) != AA_COPIES[1]), 0
+        )
+        block.insert(0, block.pop(first))
     return [cell for block in blocks.values() for cell in block]
 
 

@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +61,16 @@ from perflab.host.sampler import ResourceSampler
 
 class CellFailed(Exception):
     """Raised inside a cell run; becomes status "failed" with this text."""
+
+
+def say(line: str) -> None:
+    """A line for Ansible on stdout; none when nobody reads it any more (the runner whose
+    Ansible is gone must still stop in good order, not on a broken pipe)."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        # Later prints would fail again at exit's flush: point stdout at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def now_iso() -> str:
@@ -265,7 +276,7 @@ class CellRunner:
         if kept is not None:
             note = kept.stop()
             if note:
-                print(f"kept server of {self.kept_from}: {note}", flush=True)
+                say(f"kept server of {self.kept_from}: {note}")
 
     def _take_kept(self, spec: CellSpec, record: CellRecord) -> ServerProcess | None:
         """The kept server when it is still up and this cell may measure it; else none,
@@ -291,11 +302,11 @@ class CellRunner:
         self.clock = PhaseClock()
         pinning = plan_pinning()
         record = self._open_record(spec, pinning)
+        sampler = ResourceSampler(work / "resources.csv")
+        sampler.start()
         kept = None if self.server_agent else self._take_kept(spec, record)
         # A kept server is this cell's from here: whatever fails below stops it in finally.
         server: ServerProcess | RemoteServer | None = kept
-        sampler = ResourceSampler(work / "resources.csv")
-        sampler.start()
         dependencies: dict[str, int] = {}
         proxies: list[LatencyProxy] = []
         load_proxy: LatencyProxy | None = None
