@@ -263,3 +263,31 @@ def test_cells_on_a_kept_server_leave_out_its_wait_for_ready(reference):
     # Servers the agent starts on another host are never kept: nothing is left out there.
     remote = estimate({"hello": cells}, REFERENCE, 0, servers_kept=False)
     assert remote.kept_server == 0 and remote.minutes == pytest.approx(fresh.minutes)
+
+
+def test_a_pause_in_the_reference_prices_no_gap_or_handover(tmp_path):
+    from perflab.contract.cell import write_cell_json
+
+    def cell(study: str, cell_id: str, start: str, end: str) -> None:
+        folder = tmp_path / study / cell_id
+        folder.mkdir(parents=True)
+        record = {"study": study, "cell_id": cell_id, "implementation": "go", "status": "ok"}
+        record |= {"scenario": "steady", "params": {}}
+        write_cell_json(folder, {**record, "start": start, "end": end, "spec": {}})
+
+    cell("hello", "go-r1", "2026-11-27T01:00:00+00:00", "2026-11-27T01:00:10+00:00")
+    cell("hello", "go-r2", "2026-11-27T01:00:11+00:00", "2026-11-27T01:00:20+00:00")
+    # A stop after hello, resumed an hour later at the next study.
+    cell("orders", "go-r1", "2026-11-27T02:00:20+00:00", "2026-11-27T02:00:30+00:00")
+    cell("orders", "go-r2", "2026-11-27T02:00:32+00:00", "2026-11-27T02:00:40+00:00")
+    cell("watch", "go-r1", "2026-11-27T02:00:45+00:00", "2026-11-27T02:00:50+00:00")
+    progress = tmp_path / "progress.log"
+    progress.write_text(
+        "2026-11-27T01:00:21+00:00 stopped by signal 2 before orders/go-r1\n"
+        "2026-11-27T02:00:19+00:00 resumed: 0 cells complete already (run start)\n"
+    )
+    times = ReferenceTimes.read(tmp_path)
+    assert times.handover_s == pytest.approx(5.0)  # orders -> watch only
+    assert times.gap_s == pytest.approx(1.5)  # median of 1 s and 2 s
+    progress.unlink()  # unmarked, the hour is a handover like any other
+    assert ReferenceTimes.read(tmp_path).handover_s == pytest.approx((3600 + 5) / 2)

@@ -23,6 +23,7 @@ import copy
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from perflab.contract.cell import CellSpec, is_complete, iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
+    pause_marks,
     seconds_between,
 )
 
@@ -93,7 +95,9 @@ class ReferenceTimes:
                 TimedCell(record["study"], record["start"], record["end"], PhaseTimes(total=total))
             )
             times.add(record, total)
-        gaps = split_between(timed)
+        progress = run_dir / "progress.log"
+        marks = pause_marks(progress.read_text()) if progress.is_file() else []
+        gaps = split_between(timed, marks)
         times.gap_s = statistics.median(gaps["gap"]) if gaps["gap"] else 0.0
         times.handover_s = statistics.median(gaps["handover"]) if gaps["handover"] else 0.0
         return times
@@ -117,11 +121,15 @@ class ReferenceTimes:
             self.overhead_by_study[study].append(total - configured)
 
 
-def split_between(cells: list[TimedCell]) -> dict[str, list[float]]:
-    """Each gap between two consecutive cells, as "gap" (same study) or "handover"."""
+def split_between(cells: list[TimedCell], marks: list[datetime]) -> dict[str, list[float]]:
+    """Each gap between two consecutive cells, as "gap" (same study) or "handover"; a gap
+    with a pause mark in it (a stop and its resume) is neither."""
     cells = sorted(cells, key=lambda c: c.start)
     found: dict[str, list[float]] = {"gap": [], "handover": []}
     for before, after in zip(cells, cells[1:], strict=False):
+        ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
+        if any(ended <= mark <= started for mark in marks):
+            continue
         kind = "gap" if before.study == after.study else "handover"
         found[kind].append(max(seconds_between(before.end, after.start), 0.0))
     return found
