@@ -126,14 +126,19 @@ def cmd_cells(args: argparse.Namespace) -> int:
     stop: list[int] = []
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stop.append(signum))
+
+    def stopped(run_id: str, where: str) -> int:
+        """Says why and where the runner stops (progress.log's pause mark); its exit code."""
+        why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
+        line = f"stopped {why} {where}"
+        log_progress(runner.runs_root / run_id / "progress.log", line)
+        say(f"perflab cells: {line}")
+        return 128 + (stop[0] if stop else signal.SIGHUP)
+
     if specs and not one_runner_at_a_time(
         runner.runs_root / specs[0].run_id, lambda: not stop and os.getppid() == parent
     ):
-        why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
-        line = f"stopped {why} while waiting for the run's other runner"
-        log_progress(runner.runs_root / specs[0].run_id / "progress.log", line)
-        say(f"perflab cells: {line}")
-        return 128 + (stop[0] if stop else signal.SIGHUP)
+        return stopped(specs[0].run_id, "while waiting for the run's other runner")
     total = args.of or len(specs) + args.first - 1
     complete = [spec for spec in specs if is_complete(runner.cell_dir(spec))]
     if complete:
@@ -149,13 +154,8 @@ def cmd_cells(args: argparse.Namespace) -> int:
     keeps = {id(spec): spec.hands_server_to(after) for spec, after in pairs}
     try:
         for index, spec in enumerate(specs, start=args.first):
-            orphaned = os.getppid() != parent
-            if stop or orphaned:
-                why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
-                line = f"stopped {why} before {spec.study}/{spec.cell_id}"
-                log_progress(runner.runs_root / spec.run_id / "progress.log", line)
-                say(f"perflab cells: {line}")
-                return 128 + (stop[0] if stop else signal.SIGHUP)
+            if stop or os.getppid() != parent:
+                return stopped(spec.run_id, f"before {spec.study}/{spec.cell_id}")
             label = " ".join(filter(None, [args.progress, f"[{index}/{total}]"]))
             run_logged(runner, spec, label, keeps.get(id(spec), False))
     finally:

@@ -32,7 +32,8 @@ from perflab.contract.cell import CellSpec, is_complete, iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
-    pause_marks,
+    paused_between,
+    run_pause_marks,
     seconds_between,
 )
 
@@ -95,9 +96,7 @@ class ReferenceTimes:
                 TimedCell(record["study"], record["start"], record["end"], PhaseTimes(total=total))
             )
             times.add(record, total)
-        progress = run_dir / "progress.log"
-        marks = pause_marks(progress.read_text()) if progress.is_file() else []
-        gaps = split_between(timed, marks)
+        gaps = split_between(timed, run_pause_marks(run_dir))
         times.gap_s = statistics.median(gaps["gap"]) if gaps["gap"] else 0.0
         times.handover_s = statistics.median(gaps["handover"]) if gaps["handover"] else 0.0
         return times
@@ -127,8 +126,7 @@ def split_between(cells: list[TimedCell], marks: list[datetime]) -> dict[str, li
     cells = sorted(cells, key=lambda c: c.start)
     found: dict[str, list[float]] = {"gap": [], "handover": []}
     for before, after in zip(cells, cells[1:], strict=False):
-        ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
-        if any(ended <= mark <= started for mark in marks):
+        if paused_between(before, after, marks):
             continue
         kind = "gap" if before.study == after.study else "handover"
         found[kind].append(max(seconds_between(before.end, after.start), 0.0))

@@ -237,6 +237,18 @@ def pause_marks(progress: str) -> list[datetime]:
     return marks
 
 
+def run_pause_marks(run_dir: Path) -> list[datetime]:
+    """The pause marks of a run folder's progress.log (none without one)."""
+    progress = run_dir / "progress.log"
+    return pause_marks(progress.read_text()) if progress.is_file() else []
+
+
+def paused_between(before: TimedCell, after: TimedCell, marks: list[datetime]) -> bool:
+    """Whether the gap between two consecutive cells holds a stop or a resume: a pause."""
+    ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
+    return any(ended <= mark <= started for mark in marks)
+
+
 def split_cells(cells: list[TimedCell], marks: list[datetime] | None = None) -> MeasuringSplit:
     """Sums the cells' phases per study and times the gaps between them, in start order; a
     gap with a pause mark in it is a pause, not measuring time."""
@@ -253,8 +265,7 @@ def split_cells(cells: list[TimedCell], marks: list[datetime] | None = None) -> 
     gap_count = handover_count = pause_count = 0
     for before, after in zip(cells, cells[1:], strict=False):
         gap = max(seconds_between(before.end, after.start), 0.0)
-        ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
-        if any(ended <= mark <= started for mark in marks):
+        if paused_between(before, after, marks):
             paused, pause_count = paused + gap, pause_count + 1
         elif before.study == after.study:
             gaps, gap_count = gaps + gap, gap_count + 1
@@ -295,8 +306,7 @@ def run_split(run_dir: Path) -> MeasuringSplit:
                     record["study"], record["start"], record["end"], cell_phases(folder, record)
                 )
             )
-    progress = run_dir / "progress.log"
-    return split_cells(cells, pause_marks(progress.read_text()) if progress.is_file() else [])
+    return split_cells(cells, run_pause_marks(run_dir))
 
 
 @dataclass
