@@ -365,6 +365,29 @@ def test_a_claim_given_no_round_at_a_look_keeps_its_base_look_verdict():
     assert (later.look, later.rounds) == (1, 8)
 
 
+def test_a_look_that_repeats_one_side_only_keeps_the_claim_paired_on_its_base_rounds():
+    # Another claim's look repeated a's configuration 5 rounds more, b's none: taken as they
+    # are, a's 8 against b's 3 lose the pairing (an unpaired Moses interval at the look's
+    # 98%). The claim is judged on the 3 rounds both sides ran, paired, at the base look.
+    frame = pd.DataFrame(rows("a", [1500, 1950, 1350] + [1000] * 5) + rows("b", [1000, 1300, 900]))
+    (verdict,) = judge_looks(
+        frame.astype({"concurrency": "Int64"}), [ON_THRESHOLD], looks(QUICK, 0.90), {"hello": 3}
+    )
+    assert verdict.deciding is not None and verdict.deciding.paired
+    assert (verdict.look, verdict.rounds, verdict.deciding.n_numerator) == (0, 3, 3)
+    assert verdict.verdict == HOLDS  # 1.5x in every shared round
+    # Open after its base rounds and given a fourth shared round, it is judged at the look,
+    # on the 4 rounds both ran.
+    frame = pd.DataFrame(
+        rows("a", [1000, 1300, 900] + [1000] * 5) + rows("b", [1100, 950, 1000, 1000])
+    )
+    (later,) = judge_looks(
+        frame.astype({"concurrency": "Int64"}), [ON_THRESHOLD], looks(QUICK, 0.90), {"hello": 3}
+    )
+    assert later.deciding is not None and later.deciding.paired
+    assert (later.look, later.rounds, later.deciding.n_numerator) == (1, 4, 4)
+
+
 def test_minutes_left_bound_the_claims_a_look_takes(run_dir):
     short = Adaptive(
         max_looks=1, first_look_rounds=2, rounds_per_look=1, look_coverage=0.98, max_minutes=0.01

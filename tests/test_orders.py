@@ -72,8 +72,13 @@ def test_quick_profile_crosses_modes_clients_and_security():
         ("none", 100, 10000),
         ("none", 1000, 1000),
         ("none", 1000, 10000),
+        ("proxy_0ms", 10, 10000),
+        ("proxy_0ms", 100, 1000),
+        ("proxy_0ms", 100, 10000),
+        ("proxy_0ms", 1000, 1000),
+        ("proxy_0ms", 1000, 10000),
     ]
-    assert len(seed_server) == 10 * repeats
+    assert len(seed_server) == 15 * repeats
     for cell in seed_server:
         assert cell.params["mode"] == "unary" and cell.params["security"] == "plaintext"
         assert cell.params["workers"] == cell.server.options["workers"] == 10
@@ -189,7 +194,11 @@ def test_kept_servers_are_off_by_default_and_gathered_per_server_configuration_w
 
 def test_tls_dir_and_latency_profiles_reach_the_cells():
     some = cells(
-        "quick", tls_dir="/certs", latency_profiles=["none", "lan"], sequential_profiles=["lan"]
+        "quick",
+        tls_dir="/certs",
+        latency_profiles=["none", "lan"],
+        seed_unary_profiles=["none", "lan"],
+        sequential_profiles=["lan"],
     )
     assert {c.params["latency_profile"] for c in some} == {"none", "lan"}
     # A delayed profile runs its own sizes; the runner puts the profile's proxy between the

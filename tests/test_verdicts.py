@@ -665,11 +665,17 @@ def test_rounds_that_do_not_pair_fall_back_to_the_unpaired_interval():
             [100 / DRIFT[r - 1] for r in (4, 5, 6)],
         )
     )
-    # A round with one group only breaks the pairing too.
+    # A round with one group only is left out: the rest pair (a look that repeated one
+    # side for another claim must not cost this one its pairing).
     uneven = judge(
         claim(threshold=1.2), cells(drifting_rounds([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5]))
     )
-    assert not uneven.deciding.paired
+    assert uneven.deciding.paired
+    assert (uneven.deciding.n_numerator, uneven.deciding.n_denominator) == (5, 5)
+    # Fewer than 3 shared rounds pair no more than before: unpaired over every cell.
+    scant = judge(claim(threshold=1.2), cells(drifting_rounds([1, 2, 3, 4], [3, 4, 5, 6])))
+    assert not scant.deciding.paired
+    assert (scant.deciding.n_numerator, scant.deciding.n_denominator) == (4, 4)
 
 
 def test_three_paired_rounds_decide_with_the_paired_t_interval():

@@ -93,8 +93,9 @@ def judge_looks(
             verdict = judge(claim, rows, topology, replace(base, coverage=look.coverage))
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
             earlier = settled.get(claim.id)
-            if earlier is not None and verdict.rounds == earlier.rounds:
-                # No round more (the look gave it none): the same cells at a stricter
+            if earlier is not None and set(verdict.cell_ids) == set(earlier.cell_ids):
+                # No cell more (the look gave it none, or only to one side of a pairing,
+                # which verdicts.shared_rounds leaves out): the same cells at a stricter
                 # coverage can only widen the interval, so the earlier look's stands.
                 continue
             settled[claim.id] = verdict

@@ -594,11 +594,16 @@ def method_note(replication: Replication, verdict: Verdict) -> str:
 
 
 EFFECTS = (
-    "A ratio's effect is, where both groups ran once in each of the same rounds and the rounds "
-    "can reach the coverage needed, the median of the per-round ratios, the centre of its exact "
-    "sign interval (paired: a drift between rounds cancels); otherwise the Hodges-Lehmann "
-    "factor (the median of the pairwise ratios of the two groups' repeats), the centre of its "
-    "exact Mann-Whitney interval. An error rate's is the mean rate per cell, each cell one trial."
+    "A ratio's effect is, where both groups ran once in each of the same rounds (at least 3; "
+    "a look that repeated one side only is judged on the rounds both share), the geometric "
+    "mean of the per-round ratios, the centre of a Student t interval on their logarithms "
+    "(paired: a drift between rounds cancels, and the two spreads need not be equal); "
+    "otherwise the Hodges-Lehmann factor (the median of the pairwise ratios of the two "
+    "groups' repeats), the centre of its exact Mann-Whitney (Moses) interval, which assumes "
+    "the groups differ by a factor only. An error rate's is the failed calls over all calls, "
+    "its interval Clopper-Pearson on the calls divided by the design effect the spread "
+    "between cells gives (Korn and Graubard), so failures that come in whole cells count as "
+    "cells."
 )
 
 

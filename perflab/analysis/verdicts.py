@@ -550,6 +550,25 @@ def ratio_method(sides: tuple[pd.DataFrame, pd.DataFrame], judging: Judging) -> 
     return RatioMethod(xs, ys, paired, judging.coverage, judging.corrections)
 
 
+def shared_rounds(
+    sides: tuple[pd.DataFrame, pd.DataFrame],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both sides cut to the rounds they share, where each ran one cell a round and they
+    share at least MIN_PAIRED_ROUNDS. A look that repeats one side's configuration for
+    another claim leaves this one with 8 rounds against 3: taken as they are, the pairing
+    is lost and the claim judged by an unpaired interval over unequal groups
+    (throughput-tls-costs-python on data/20261127T012251Z-quick, 97% Moses over 3 vs 8).
+    Which rounds are kept rests on which rounds ran, never on the values."""
+    rounds = [side["repeat"] for side in sides]
+    if any(side.empty or not r.is_unique for side, r in zip(sides, rounds, strict=True)):
+        return sides
+    shared = set(rounds[0]) & set(rounds[1])
+    if len(shared) < MIN_PAIRED_ROUNDS or all(set(r) == shared for r in rounds):
+        return sides
+    num, den = (side[r.isin(shared)] for side, r in zip(sides, rounds, strict=True))
+    return num, den
+
+
 def ratio_pair(
     claim: Claim,
     key: tuple[str, ...],
@@ -558,7 +577,7 @@ def ratio_pair(
     configurations: int,
     judging: Judging,
 ) -> PairResult:
-    num, den = sides
+    num, den = sides = shared_rounds(sides)
     method = ratio_method(sides, judging)
     interval = method.interval(judging.coverage, judging.coverage)
     verdict, reason = decide(
