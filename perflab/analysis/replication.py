@@ -29,6 +29,7 @@ from perflab.analysis.findings import (
     stated_test,
     versions_line,
 )
+from perflab.analysis.multiplicity import discoveries
 from perflab.analysis.noise import NoiseFloor, margins_by_look, noise_floor
 from perflab.analysis.published import (
     ReferenceRowsHook,
@@ -367,26 +368,28 @@ def conclusion_of(claim: Claim) -> str:
     return base
 
 
-def conclusions_sentence(verdicts: list[Verdict], judging: Judging) -> str:
+def conclusions_sentence(
+    verdicts: list[Verdict], judging: Judging, family_alpha: float | None = None
+) -> str:
     """How many seed conclusions the readings are, how they came out, and what the counts
-    control: the error per reading, not over the family of conclusions."""
+    control: each reading's error, and across readings a false-discovery rate
+    (perflab.analysis.multiplicity). `family_alpha`: the error the run's looks spend
+    together (its ledger's family error; without looks, the base coverage's)."""
     groups: dict[str, set[str]] = {}
     for verdict in verdicts:
         groups.setdefault(conclusion_of(verdict.claim), set()).add(verdict.verdict)
     every = Counter(next(iter(found)) for found in groups.values() if len(found) == 1)
     mixed = sum(len(found) > 1 for found in groups.values())
-    decided = sum(v.verdict in (HOLDS, FAILS) for v in verdicts)
     side = (1 - judging.coverage) / 2
+    control = discoveries(verdicts, family_alpha or 1 - judging.coverage)
     return (
         f"These {len(verdicts)} readings are {len(groups)} seed conclusions (a conclusion's "
         f"readings: the seed's method and a steadier one, the library stack it ran): "
         f"{every[HOLDS]} hold in every reading, {every[FAILS]} do not hold in every reading, "
         f"{mixed} differ between readings, {len(groups) - every[HOLDS] - every[FAILS] - mixed}"
-        f" are undecided or not measured in every reading. Multiplicity: no correction "
-        f"across conclusions; each reading's decision errs by chance with at most "
-        f"{side:.0%} per side (a per-reading rate at {percent(judging.coverage)} coverage, "
-        f"neither a false-discovery nor a family-wise rate), so of the {decided} decided "
-        f"readings about {decided * side:.0f} could be chance."
+        f" are undecided or not measured in every reading. Each reading's decision errs by "
+        f"chance with at most {side:.0%} per side ({percent(judging.coverage)} coverage). "
+        f"{control.sentence()}"
     )
 
 
@@ -423,11 +426,13 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     `pages` maps a study id to its rendered page; a study without one gets no link.
     """
     verdicts = replication.verdicts
+    ledger = replication.ledger
+    family = ledger.family_error() if ledger is not None else None
     lines = [
         f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
         f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
-        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging))}</p>",
+        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))}</p>",
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
         noise_html(replication.noise, replication.by_study),
         f"<p>{html.escape(looks_sentence(replication))}</p>",
