@@ -52,6 +52,21 @@ def test_tally_counts_each_verdict_and_leaves_out_zeros():
     assert tally([]) == "no claims"
 
 
+def test_tally_counts_the_readings_this_design_cannot_decide_apart():
+    band = claim(bound={"within": 0.1}, direction=None, threshold=None)
+    same = cells(three_repeats([100, 101, 99], [100, 100.5, 99.5]))
+    # A 30% margin is wider than the 10% band: undecidable by this design, said so.
+    noisy = judge(band, same, judging=Judging(margin=0.3))
+    assert noisy.verdict == INCONCLUSIVE and noisy.reason.startswith("undecidable")
+    assert tally([noisy, judge(claim(), AHEAD)]) == (
+        "1 hold, 1 inconclusive (1 of them undecidable by this design)"
+    )
+    # Turned around: an interval across the threshold is open for the data, not the design.
+    across = judge(claim(), cells(three_repeats([90, 110, 100], [100, 100, 100])))
+    assert across.verdict == INCONCLUSIVE and not across.reason.startswith("undecidable")
+    assert tally([across]) == "1 inconclusive"
+
+
 def test_index_links_evidence_and_flags_a_changed_verdict():
     now = [judge(claim(), AHEAD)]
     alone = index_html(Replication("run-a", now), {"hello": "hello.html"})
@@ -308,3 +323,42 @@ def test_the_headline_counts_conclusions_and_states_its_multiplicity():
     assert "0 hold in every reading, 1 do not hold in every reading, 1 differ" in (
         conclusions_sentence(apart, Judging())
     )
+
+
+def test_a_tables_reading_counts_under_the_prose_conclusion_it_names():
+    from perflab.analysis.replication import conclusion_of, conclusions_sentence
+
+    prose = claim(id="x-1-5x-faster-prose")
+    table = claim(id="x-1-27x-faster-table", conclusion="x-1-5x-faster-prose")
+    assert conclusion_of(table) == conclusion_of(prose) == "x-1-5x-faster-prose"
+    sentence = conclusions_sentence([judge(prose, AHEAD), judge(table, BEHIND)], Judging())
+    assert "These 2 readings are 1 seed conclusions" in sentence and "1 differ" in sentence
+    # Without the key they are two conclusions, each decided in its one reading.
+    alone = claim(id="x-1-27x-faster-table")
+    sentence = conclusions_sentence([judge(prose, AHEAD), judge(alone, BEHIND)], Judging())
+    assert "These 2 readings are 2 seed conclusions" in sentence and "0 differ" in sentence
+
+
+def test_a_conclusion_must_name_a_claim_of_its_seed(tmp_path):
+    from perflab.analysis.claims import ClaimsError, read_claims
+
+    def entry(claim_id: str, **extra) -> dict:
+        return {
+            "id": claim_id,
+            "seed": "000_x.txt",
+            "study": "hello",
+            "says": "a is faster than b",
+            "source": "prose",
+            "metric": "rps",
+            "numerator": {"implementation": "a"},
+            "denominator": {"implementation": "b"},
+            "bound": {"greater": 1},
+            **extra,
+        }
+
+    path = tmp_path / "claims.yml"
+    path.write_text(yaml.safe_dump({"claims": [entry("p"), entry("t", conclusion="p")]}))
+    assert read_claims(path)[1].conclusion == "p"
+    path.write_text(yaml.safe_dump({"claims": [entry("p"), entry("t", conclusion="q")]}))
+    with pytest.raises(ClaimsError, match="conclusion 'q' is not a claim"):
+        read_claims(path)

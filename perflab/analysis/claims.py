@@ -56,6 +56,7 @@ OPTIONAL_KEYS = {
     "reading",
     "method",
     "sibling",
+    "conclusion",
     "scaled",
     "stacks",
     "client_orders",
@@ -261,6 +262,9 @@ class Claim:
     method: str = ""
     # The id of the same claim judged on the study's other method (method-dependent verdicts).
     sibling: str = ""
+    # The id of the claim whose seed conclusion this one reads another way (a table's figure
+    # beside the prose's, a summary against its own paragraph): counted as one conclusion.
+    conclusion: str = ""
     # What the quick profile scaled down from the seed's configuration, and by how much.
     scaled: str = ""
     # The library stack its cells ran (`stacks` in the file), and on another stack than
@@ -338,7 +342,7 @@ def parse_text_fields(where: str, raw: dict[str, Any]) -> dict[str, str]:
     """The optional free-text fields, stripped; `method` must be a known one."""
     texts = {
         key: str(raw.get(key, "")).strip()
-        for key in ("note", "metric_note", "reading", "method", "sibling", "scaled")
+        for key in ("note", "metric_note", "reading", "method", "sibling", "conclusion", "scaled")
     }
     if texts["method"] not in METHODS:
         raise ClaimsError(f"{where}.method: {texts['method']!r}; choose from {METHODS[1:]}")
@@ -440,7 +444,23 @@ def read_claims(path: str | Path) -> list[Claim]:
             raise ClaimsError(f"{path}: claim id {claim.id!r} appears twice")
         seen.add(claim.id)
     check_siblings(path, claims)
+    check_conclusions(path, claims)
     return claims
+
+
+def check_conclusions(path: Path, claims: list[Claim]) -> None:
+    """A `conclusion` names another claim of the same seed that names none itself (one
+    level: the conclusion's own id), or the count of conclusions would chain."""
+    by_id = {claim.id: claim for claim in claims}
+    for claim in claims:
+        if not claim.conclusion:
+            continue
+        named = by_id.get(claim.conclusion)
+        if named is None or named.seed != claim.seed or named.conclusion:
+            raise ClaimsError(
+                f"{path}: claim {claim.id!r}: conclusion {claim.conclusion!r} is not a claim "
+                "of the same seed that names no conclusion itself"
+            )
 
 
 def on_stacks(where: str, claim: Claim, stacks: Any) -> list[Claim]:

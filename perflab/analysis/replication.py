@@ -44,6 +44,7 @@ from perflab.analysis.verdicts import (
     INCONCLUSIVE,
     MIN_MARGIN,
     NOT_MEASURED,
+    UNDECIDABLE,
     VERDICTS,
     Judging,
     Verdict,
@@ -357,10 +358,13 @@ def short(verdict: Verdict | None) -> str:
 
 
 def conclusion_of(claim: Claim) -> str:
-    """The seed conclusion a claim reads: its id on the current stack, and of a method pair
-    the id of the steady-method claim (the same conclusion judged on the seed's method and a
-    library stack, or on clients run one after another, are readings of it, not findings of
-    their own)."""
+    """The seed conclusion a claim reads: the claim its `conclusion` names (a table's
+    figure and the prose's are two readings of one), else its id on the current stack, and
+    of a method pair the id of the steady-method claim (the same conclusion judged on the
+    seed's method and a library stack, or on clients run one after another, are readings of
+    it, not findings of their own)."""
+    if claim.conclusion:
+        return claim.conclusion
     base = claim.stack_of or claim.client_order_of or claim.id
     sibling = claim.sibling.removesuffix("-seed-stack") if claim.sibling else ""
     if sibling and claim.method == "seed":
@@ -394,7 +398,9 @@ def conclusions_sentence(
 
 
 def tally(verdicts: list[Verdict]) -> str:
-    """e.g. '12 hold, 3 do not hold, 5 inconclusive, 2 not measured' (zero counts left out)."""
+    """e.g. '12 hold, 3 do not hold, 5 inconclusive (2 of them undecidable by this design),
+    2 not measured' (zero counts left out): an inconclusive reading the design, not the data,
+    leaves open is counted apart, as the verdicts' reasons say it."""
     counts = Counter(v.verdict for v in verdicts)
     words = {
         HOLDS: "hold",
@@ -403,7 +409,16 @@ def tally(verdicts: list[Verdict]) -> str:
         INCONCLUSIVE: "inconclusive",
     }
     words[NOT_MEASURED] = "not measured"
-    parts = [f"{counts[v]} {words[v]}" for v in VERDICTS if counts[v]]
+    by_design = sum(
+        v.verdict == INCONCLUSIVE and v.reason.startswith(UNDECIDABLE) for v in verdicts
+    )
+    parts = []
+    for verdict in VERDICTS:
+        if counts[verdict]:
+            part = f"{counts[verdict]} {words[verdict]}"
+            if verdict == INCONCLUSIVE and by_design:
+                part += f" ({by_design} of them {UNDECIDABLE})"
+            parts.append(part)
     return ", ".join(parts) if parts else "no claims"
 
 
@@ -429,8 +444,10 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     ledger = replication.ledger
     family = ledger.family_error() if ledger is not None else None
     lines = [
-        f"<p>{len(verdicts)} published claims of {len({v.claim.seed for v in verdicts})} "
-        f"seeds, decided on run <code>{html.escape(replication.run_id)}</code>: "
+        f"<p>{len(verdicts)} readings of "
+        f"{len({conclusion_of(v.claim) for v in verdicts})} published conclusions of "
+        f"{len({v.claim.seed for v in verdicts})} seeds, decided on run "
+        f"<code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
         f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))}</p>",
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
