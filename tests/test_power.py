@@ -12,7 +12,7 @@ import pytest
 from perflab.analysis.claims import BAND, DIRECTION, NOT_WORSE, Bound
 from perflab.analysis.power import claim_power, null_effect, rounds_for
 from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
-from perflab.analysis.verdicts import HOLDS, Judging, judge
+from perflab.analysis.verdicts import FAILS, HOLDS, Judging, judge
 
 FASTER = Bound(DIRECTION, "greater", 1.0)
 
@@ -92,3 +92,68 @@ def test_the_batch_intervals_are_the_engines_paired_t_intervals():
     # A wider target widens both ends, as the scalar interval does.
     wide_low, wide_high = paired_log_t_bounds(np.array(rows), 0.99)
     assert (wide_low < lows).all() and (wide_high > highs).all()
+
+
+def bound_claim(bound: dict) -> object:
+    """A claim on the simulation's a-over-b ratio rows with `bound` as claims.yml writes it."""
+    from perflab.analysis.claims import parse_claim
+
+    return parse_claim(
+        0,
+        {
+            "id": "simulated",
+            "seed": "simulated",
+            "study": "simulated_ratio",
+            "says": "a against b",
+            "source": "prose",
+            "metric": "rps",
+            "numerator": {"implementation": "a"},
+            "denominator": {"implementation": "b"},
+            "pair_by": ["concurrency"],
+            "bound": bound,
+        },
+    )
+
+
+# Each kind of bound at a seed figure with noise of the size the reference run measured
+# (data/20261127T012251Z-quick: per-round log-ratio SDs 0.02-0.2, margins 10-26% where a
+# look's A/A rounds set them), over quick's 5 base rounds of hello and orders.
+KINDS_AT_REFERENCE_NOISE = [
+    ("direction", {"greater": 1}, 1.5, 0.12, 0.13),
+    ("equivalence", {"within": 0.25}, 1.0, 0.06, 0.10),
+    ("about-N", {"about": 2.0, "tolerance": 0.25}, 2.0, 0.06, 0.10),
+    ("not-worse", {"at_least": 1}, 1.3, 0.10, 0.16),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "bound", "figure", "sigma", "margin"),
+    KINDS_AT_REFERENCE_NOISE,
+    ids=[case[0] for case in KINDS_AT_REFERENCE_NOISE],
+)
+def test_each_kind_of_bound_holds_at_the_figure_and_fails_at_the_null_as_often_as_stated(
+    kind, bound, figure, sigma, margin
+):
+    """Issue 26's done-when: simulated runs judged by the real engine hold at the seed's
+    figure, and do not hold at the null, at least as often as the power the index states
+    (within the Monte Carlo error of both)."""
+    claim = bound_claim(bound)
+    rounds, trials = 5, 150
+    stated = claim_power(claim.bound, figure, sigma=sigma, rounds=rounds, margin=margin)
+    null = null_effect(claim.bound, figure, margin)
+    judging = Judging(margin=margin, source="test")
+    rng = random.Random(26)
+
+    def share(truth: float, verdict: str) -> float:
+        case = Case(kind, truth=truth, sigma=sigma / math.sqrt(2), rounds=rounds)
+        found = 0
+        for _ in range(trials):
+            frame = pd.DataFrame(ratio_rows(case, rng)).astype({"concurrency": "Int64"})
+            found += judge(claim, frame, judging=judging).verdict == verdict
+        return found / trials
+
+    for seen, said in ((share(figure, HOLDS), stated.holds), (share(null, FAILS), stated.refutes)):
+        error = 3 * math.sqrt(max(said * (1 - said), 0.01) / trials) + 3 * stated.error
+        assert seen >= said - error, (kind, seen, said)
+    # Not vacuous: each kind's design has real power both ways at this noise.
+    assert stated.holds > 0.5 and stated.refutes > 0.5
