@@ -362,3 +362,21 @@ def test_a_conclusion_must_name_a_claim_of_its_seed(tmp_path):
     path.write_text(yaml.safe_dump({"claims": [entry("p"), entry("t", conclusion="q")]}))
     with pytest.raises(ClaimsError, match="conclusion 'q' is not a claim"):
         read_claims(path)
+
+
+def test_a_claim_whose_cells_a_host_cannot_run_says_what_they_need():
+    from perflab.analysis.findings import figure
+
+    rows = cells(three_repeats([200, 210, 220], [100, 105, 110]))
+    big = claim(
+        numerator={"implementation": "huge", "scenario": "steady"},
+        needs="about 50 GB of memory",
+    )
+    missing = judge(big, rows)
+    assert missing.verdict == NOT_MEASURED
+    assert missing.reason.endswith("its cells need about 50 GB of memory")
+    assert figure(missing).endswith("(its cells need about 50 GB of memory)")
+    # Turned around: measured, the need is not said; unsaid, no need is shown.
+    assert "need" not in figure(judge(claim(needs="about 50 GB of memory"), rows))
+    plain = judge(claim(numerator={"implementation": "huge", "scenario": "steady"}), rows)
+    assert plain.verdict == NOT_MEASURED and "need" not in plain.reason

@@ -57,6 +57,7 @@ OPTIONAL_KEYS = {
     "method",
     "sibling",
     "conclusion",
+    "needs",
     "scaled",
     "stacks",
     "client_orders",
@@ -265,6 +266,8 @@ class Claim:
     # The id of the claim whose seed conclusion this one reads another way (a table's figure
     # beside the prose's, a summary against its own paragraph): counted as one conclusion.
     conclusion: str = ""
+    # What its cells need that a host may lack (e.g. memory): said where a run has none.
+    needs: str = ""
     # What the quick profile scaled down from the seed's configuration, and by how much.
     scaled: str = ""
     # The library stack its cells ran (`stacks` in the file), and on another stack than
@@ -342,7 +345,16 @@ def parse_text_fields(where: str, raw: dict[str, Any]) -> dict[str, str]:
     """The optional free-text fields, stripped; `method` must be a known one."""
     texts = {
         key: str(raw.get(key, "")).strip()
-        for key in ("note", "metric_note", "reading", "method", "sibling", "conclusion", "scaled")
+        for key in (
+            "note",
+            "metric_note",
+            "reading",
+            "method",
+            "sibling",
+            "conclusion",
+            "needs",
+            "scaled",
+        )
     }
     if texts["method"] not in METHODS:
         raise ClaimsError(f"{where}.method: {texts['method']!r}; choose from {METHODS[1:]}")

@@ -254,6 +254,8 @@ def figure(verdict: Verdict) -> str:
         parts.append(format_effect(claim, verdict.effect))
     if claim.published is not None:
         parts.append(f"(published {published_text(claim)})")
+    if verdict.verdict == NOT_MEASURED and claim.needs:
+        parts.append(f"(its cells need {claim.needs})")
     return " ".join(parts)
 
 

@@ -778,10 +778,11 @@ def judge(
         else judge_ratio(claim, rows, judging)
     )
     if not pairs:
+        needs = f"; its cells need {claim.needs}" if claim.needs else ""
         return Verdict(
             claim,
             NOT_MEASURED,
-            f"the run's profile has no {claim.study} cells of {describe_comparison(claim)}",
+            f"the run's profile has no {claim.study} cells of {describe_comparison(claim)}{needs}",
             judging=judging,
         )
     verdict, reason, deciding = combine(claim, pairs, judging)
