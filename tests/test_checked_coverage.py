@@ -120,3 +120,17 @@ def test_the_looks_sentence_comes_out_the_other_way():
     assert "decided it no more often: 50% against 55%" in text
     # Not simulated: no sentence about looks at all.
     assert "adaptive looks" not in coverage_sentence(suite(*BASE))
+
+
+def test_the_looks_sentence_prints_each_shares_monte_carlo_error_where_recorded():
+    with_errors = [
+        {**look(1.0, True, 0.095, 0.06, 0.10), "decided_error": 0.0066},
+        {**look(1.25, True, 0.89, 0.89, 0.125), "holds_error": 0.007},
+        {**look(1.25, False, 0.55, 0.55, 0.19), "holds_error": 0.011},
+    ]
+    text = coverage_sentence({**suite(*BASE), "looks": {"trials": 2000, "results": with_errors}})
+    assert "in at most 9.5% +/- 0.7% of the trials" in text
+    assert "89% +/- 1% against 55% +/- 1%" in text
+    # Results written before the errors were recorded print none.
+    older = {"trials": 2000, "results": [look(1.0, True, 0.095, 0.06, 0.10)]}
+    assert "+/-" not in coverage_sentence({**suite(*BASE), "looks": older}).split("adaptive")[1]

@@ -16,9 +16,15 @@ from perflab.contract.cell import iter_cells
 
 TRIALS = 200
 BY_NAME = {case.name: case for case in CASES}
-# The cases whose correction matters: unequal spreads unpaired (the Moses interval assumes
-# a shift only), and failures clustered in cells counted as independent calls.
-NEEDS_CORRECTION = ("SD ratio 10, 3 rounds", "error rate 20%, clustered (ICC 0.3)")
+# The cases whose correction matters, each its own: unequal spreads unpaired (the Moses
+# interval assumes a shift only), a look's extra rounds of one side taken unpaired rather than
+# cut to the rounds both sides ran (verdicts.shared_rounds), and failures clustered in cells
+# counted as independent calls.
+NEEDS_CORRECTION = (
+    "SD ratio 10, 3 rounds",
+    "SD ratio 10, one side 5 rounds more (a look's)",
+    "error rate 20%, clustered (ICC 0.3)",
+)
 
 
 @pytest.mark.parametrize(
@@ -26,6 +32,8 @@ NEEDS_CORRECTION = ("SD ratio 10, 3 rounds", "error rate 20%, clustered (ICC 0.3
     [
         "SD ratio 10, 3 rounds",
         "SD ratio 10, round effects, 4 configurations",
+        "SD ratio 10, one side 5 rounds more (a look's)",
+        "SD ratio 3, margin 13% (aws_io), 3 rounds",
         "error rate 20%, clustered (ICC 0.3)",
     ],
 )

@@ -62,6 +62,13 @@ def coverage_sentence(document: dict[str, Any] | None) -> str:
     return f"{sentence} {looks}" if looks else sentence
 
 
+def monte_carlo(record: dict[str, Any], key: str, digits: int = 1) -> str:
+    """' +/- 0.5%': a share's Monte Carlo standard error where the record has it (results
+    written before it was recorded have none: '')."""
+    error = record.get(key)
+    return "" if error is None else f" +/- {error:.{digits}%}"
+
+
 def looks_sentence(looks: dict[str, Any] | None) -> str:
     """What the simulated looks (perflab.analysis.simulate_looks) found: whether a claim on
     its threshold is decided within the family error the index states, and what the look's
@@ -74,9 +81,10 @@ def looks_sentence(looks: dict[str, Any] | None) -> str:
     parts = []
     if null:
         kept = all(r["keeps_family_error"] for r in null)
-        worst_share = max(r["decided_share"] for r in null)
+        worst = max(null, key=lambda r: r["decided_share"])
         parts.append(
-            f"a claim on its threshold was decided at some look in at most {worst_share:.1%} "
+            f"a claim on its threshold was decided at some look in at most "
+            f"{worst['decided_share']:.1%}{monte_carlo(worst, 'decided_error')} "
             f"of the trials, {'within' if kept else 'above'} the "
             f"{null[0]['family_error']:.0%} the index states"
         )
@@ -89,8 +97,9 @@ def looks_sentence(looks: dict[str, Any] | None) -> str:
         parts.append(
             f"at a true {mine['case']['truth']:g}x the look's own A/A rounds (a margin of "
             f"{mine['last_margin']:.0%} against the base rounds' {without['last_margin']:.0%}) "
-            f"decided it {how} often: {mine['holds_share']:.0%} against "
-            f"{without['holds_share']:.0%}"
+            f"decided it {how} often: {mine['holds_share']:.0%}"
+            f"{monte_carlo(mine, 'holds_error', 0)} against {without['holds_share']:.0%}"
+            f"{monte_carlo(without, 'holds_error', 0)}"
         )
     return (
         f"The adaptive looks, simulated with their own A/A rounds ({looks['trials']:,} trials "

@@ -225,7 +225,10 @@ def records(results: list[LookResult]) -> dict:
                 },
                 "aa_in_looks": r.aa_in_looks,
                 "decided_share": r.decided_share,
+                # Monte Carlo standard errors of the shares, as the index prints them.
+                "decided_error": math.sqrt(r.decided_share * (1 - r.decided_share) / r.trials),
                 "holds_share": r.holds_share,
+                "holds_error": math.sqrt(r.holds_share * (1 - r.holds_share) / r.trials),
                 "coverage": r.covered / r.intervals if r.intervals else None,
                 "last_margin": r.last_margin,
                 "family_error": r.family_error,

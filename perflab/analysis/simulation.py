@@ -63,6 +63,9 @@ class Case:
     # (0: calls fail independently; 1: a cell's calls fail all or none).
     calls: int = 50
     icc: float = 0.0
+    # Rounds only group a ran past `rounds`, as when a look repeats one side's configuration
+    # for another claim (verdicts.shared_rounds pairs the rounds both ran).
+    one_sided_rounds: int = 0
 
 
 @dataclass(frozen=True)
@@ -170,12 +173,13 @@ def row(study: str, impl: str, config: int, repeat: int, metric: str, value: flo
 def ratio_rows(case: Case, rng: random.Random) -> list[dict]:
     rows = []
     for config in range(case.configurations):
-        for repeat in range(1, case.rounds + 1):
+        for repeat in range(1, case.rounds + case.one_sided_rounds + 1):
             shared = rng.gauss(0, case.round_sd) + case.drift * repeat
             a = math.exp(math.log(1000 * case.truth) + shared + rng.gauss(0, case.sigma))
             b = math.exp(math.log(1000) + shared + rng.gauss(0, case.sigma * case.sd_ratio))
             rows.append(row("simulated_ratio", "a", config, repeat, "rps", a))
-            rows.append(row("simulated_ratio", "b", config, repeat, "rps", b))
+            if repeat <= case.rounds:
+                rows.append(row("simulated_ratio", "b", config, repeat, "rps", b))
     return rows
 
 
@@ -262,8 +266,9 @@ def simulate(
 
 
 # The cases: the reference run's spread of a hello-server cell (about 5%), spreads ten times apart,
-# round effects larger than either, drift, several configurations, margins 0 and 10%, and
-# error rates whose failures cluster in cells.
+# round effects larger than either, drift, several configurations, margins 0 and 10% and the
+# reference run's own (aws_io 13%, orders 26% after its look; data/20261127T012251Z-quick),
+# one side repeated by a look for another claim, and error rates whose failures cluster.
 CASES = (
     Case("equal spreads, 3 rounds"),
     Case("SD ratio 10, 3 rounds", sd_ratio=10),
@@ -272,6 +277,11 @@ CASES = (
     ),
     Case("drift 20% a round, 5 rounds", drift=0.2, rounds=5, sigma=0.1),
     Case("SD ratio 5, margin 10%, 8 rounds", sd_ratio=5, rounds=8, margin=0.10),
+    Case("SD ratio 3, margin 13% (aws_io), 3 rounds", sd_ratio=3, sigma=0.08, margin=0.13),
+    Case(
+        "SD ratio 3, margin 26% (orders), 10 rounds", sd_ratio=3, sigma=0.2, rounds=10, margin=0.26
+    ),
+    Case("SD ratio 10, one side 5 rounds more (a look's)", sd_ratio=10, one_sided_rounds=5),
     Case("error rate 20%, independent calls", kind="error_rate", truth=0.2, rounds=9),
     Case("error rate 20%, clustered (ICC 0.3)", kind="error_rate", truth=0.2, rounds=9, icc=0.3),
 )

@@ -577,7 +577,9 @@ def ratio_pair(
     configurations: int,
     judging: Judging,
 ) -> PairResult:
-    num, den = sides = shared_rounds(sides)
+    if judging.corrections:
+        sides = shared_rounds(sides)
+    num, den = sides
     method = ratio_method(sides, judging)
     interval = method.interval(judging.coverage, judging.coverage)
     verdict, reason = decide(
