@@ -435,21 +435,30 @@ def badge(verdict: str) -> str:
     )
 
 
-def index_html(replication: Replication, pages: dict[str, str]) -> str:
-    """One table of every claim: seed, claim, published, measured, verdict, evidence link.
-
-    `pages` maps a study id to its rendered page; a study without one gets no link.
-    """
+def headline_html(replication: Replication) -> list[str]:
+    """The index's first two paragraphs: readings and conclusions with their tally, then
+    how the conclusions came out and what the counts control across them."""
     verdicts = replication.verdicts
     ledger = replication.ledger
     family = ledger.family_error() if ledger is not None else None
-    lines = [
+    return [
         f"<p>{len(verdicts)} readings of "
         f"{len({conclusion_of(v.claim) for v in verdicts})} published conclusions of "
         f"{len({v.claim.seed for v in verdicts})} seeds, decided on run "
         f"<code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
         f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))}</p>",
+    ]
+
+
+def index_html(replication: Replication, pages: dict[str, str]) -> str:
+    """One table of every claim: seed, claim, published, measured, verdict, evidence link.
+
+    `pages` maps a study id to its rendered page; a study without one gets no link.
+    """
+    verdicts = replication.verdicts
+    lines = [
+        *headline_html(replication),
         f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
         noise_html(replication.noise, replication.by_study),
         f"<p>{html.escape(looks_sentence(replication))}</p>",
