@@ -40,6 +40,17 @@ CLIENT_ORDER_KEYS = {"numerator", "denominator", "pair_by", "note"}
 EXPECTATION = "expectation"
 PUBLISHED_FROM_KEYS = {"metric", "numerator", "denominator", "pair_by"}
 REQUIRED_KEYS = {"id", "seed", "study", "says", "source", "metric", "numerator"}
+# The optional free-text keys, read as stripped strings (parse_text_fields).
+TEXT_KEYS = (
+    "note",
+    "metric_note",
+    "reading",
+    "method",
+    "sibling",
+    "conclusion",
+    "needs",
+    "scaled",
+)
 OPTIONAL_KEYS = {
     "bound",
     "direction",
@@ -49,16 +60,9 @@ OPTIONAL_KEYS = {
     "threshold",
     "kind",
     "topology",
-    "note",
-    "metric_note",
     "seed_configurations",
     "published_from",
-    "reading",
-    "method",
-    "sibling",
-    "conclusion",
-    "needs",
-    "scaled",
+    *TEXT_KEYS,
     "stacks",
     "client_orders",
 }
@@ -343,19 +347,7 @@ def parse_published_from(where: str, raw: Any) -> PublishedFrom | None:
 
 def parse_text_fields(where: str, raw: dict[str, Any]) -> dict[str, str]:
     """The optional free-text fields, stripped; `method` must be a known one."""
-    texts = {
-        key: str(raw.get(key, "")).strip()
-        for key in (
-            "note",
-            "metric_note",
-            "reading",
-            "method",
-            "sibling",
-            "conclusion",
-            "needs",
-            "scaled",
-        )
-    }
+    texts = {key: str(raw.get(key, "")).strip() for key in TEXT_KEYS}
     if texts["method"] not in METHODS:
         raise ClaimsError(f"{where}.method: {texts['method']!r}; choose from {METHODS[1:]}")
     return texts
