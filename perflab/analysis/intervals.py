@@ -342,11 +342,17 @@ def paired_log_t_interval(
         return None
     logs = [math.log(r) for r in ratios]
     n = len(logs)
-    centre, spread = statistics.fmean(logs), log_spread(logs)
-    half = student_t_quantile(1 - (1 - target) / 2, n - 1) * spread / math.sqrt(n)
+    centre, half = statistics.fmean(logs), log_t_half_width(log_spread(logs), n, target)
     return Interval(
         math.exp(centre - half), math.exp(centre + half), target, f"paired t interval of {n} rounds"
     )
+
+
+def log_t_half_width(spread: float, rounds: int, target: float = TARGET_COVERAGE) -> float:
+    """Half the width, on the log scale, of the paired t interval of `rounds` per-round log
+    ratios whose sample SD is `spread` (paired_log_t_interval's, and perflab.analysis
+    .multiplicity's at other coverages)."""
+    return student_t_quantile(1 - (1 - target) / 2, rounds - 1) * spread / math.sqrt(rounds)
 
 
 def paired_log_t_bounds(

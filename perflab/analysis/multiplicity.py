@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from perflab.analysis.decisions import FAILS, HOLDS, decide
-from perflab.analysis.intervals import Interval, student_t_quantile
+from perflab.analysis.intervals import Interval, log_t_half_width
 from perflab.analysis.verdicts import PairResult, Verdict, margin_for
 
 # The false-discovery rate the index states.
@@ -41,8 +41,7 @@ def paired_interval(pair: PairResult, coverage: float) -> Interval | None:
     rounds = pair.n_numerator
     if pair.spread is None or rounds < 2 or not pair.effect > 0:
         return None
-    half = student_t_quantile(1 - (1 - coverage) / 2, rounds - 1) * pair.spread
-    half /= math.sqrt(rounds)
+    half = log_t_half_width(pair.spread, rounds, coverage)
     centre = math.log(pair.effect)
     # Near coverage 1 a t quantile of few degrees of freedom reaches 1e6: kept finite.
     low, high = (math.exp(max(-700.0, min(700.0, end))) for end in (centre - half, centre + half))
@@ -83,14 +82,13 @@ def reading_p(verdict: Verdict, family_alpha: float) -> float:
     pairs = list(verdict.pairs) or ([verdict.deciding] if verdict.deciding else [])
     found = [configuration_p(verdict, pair, verdict.verdict) for pair in pairs]
     agreeing = [p for pair, p in zip(pairs, found, strict=True) if pair.verdict == verdict.verdict]
-    if verdict.verdict == HOLDS:
-        p = max(found) if agreeing and len(agreeing) == len(pairs) else 1 - verdict.judging.coverage
+    every = len(agreeing) == len(pairs)
+    if not agreeing or (verdict.verdict == HOLDS and not every):
+        p = 1 - verdict.judging.coverage
+    elif verdict.verdict == HOLDS:
+        p = max(found)
     else:
-        every = max(found) if len(agreeing) == len(pairs) else 1.0
-        alone = len(pairs) * min(agreeing) if agreeing else 1.0
-        p = min(every, alone, 1.0)
-        if not agreeing:
-            p = 1 - verdict.judging.coverage
+        p = min(max(found) if every else 1.0, len(pairs) * min(agreeing), 1.0)
     share = (1 - verdict.judging.coverage) / family_alpha if family_alpha > 0 else 1.0
     return min(1.0, p / share)
 
