@@ -26,7 +26,7 @@ from perflab.analysis.claims import parse_claim
 from perflab.analysis.noise import noise_floor
 from perflab.analysis.power import MOST_ROUNDS
 from perflab.analysis.run import read as read_folder
-from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Judging
+from perflab.analysis.verdicts import AT_THRESHOLD, FAILS, HOLDS, INCONCLUSIVE, Judging
 from perflab.contract.adaptive import (
     Adaptive,
     configuration_of,
@@ -363,6 +363,31 @@ def test_a_claim_given_no_round_at_a_look_keeps_its_base_look_verdict():
         more.astype({"concurrency": "Int64"}), [ON_THRESHOLD], schedule, {"hello": 3}
     )
     assert (later.look, later.rounds) == (1, 8)
+
+
+def test_a_look_that_narrows_the_margin_judges_the_same_cells_again():
+    # a is 1.5x b in every base round; the look gave the claim no round, but its A/A copies
+    # 5 more, and the margin fell from 60% (3 A/A rounds) to 20%.
+    frame = pd.DataFrame(rows("a", [1500, 1980, 1330]) + rows("b", [1000, 1300, 900]))
+    frame = frame.astype({"concurrency": "Int64"})
+    wide, narrow = Judging(margin=0.6, source="test"), Judging(margin=0.2, source="test")
+    schedule = looks(QUICK, 0.90)
+
+    def judged(at_look: Judging) -> object:
+        by_look = {0: {"hello": wide}, 1: {"hello": at_look}}
+        return judge_looks(frame, [ON_THRESHOLD], schedule, {"hello": 3}, by_look=by_look)[0]
+
+    # Inside the 60% zone at the base look: at its threshold ...
+    assert judge_looks(
+        frame, [ON_THRESHOLD], schedule[:1], {"hello": 3}, by_look={0: {"hello": wide}}
+    )[0].verdict == AT_THRESHOLD
+    # ... and at the look, the same cells at its 96% clear 1.2: decided there.
+    later = judged(narrow)
+    assert (later.verdict, later.look, later.rounds) == (HOLDS, 1, 3)
+    assert later.judging.coverage == 0.96 and later.judging.margin == 0.2
+    # A look whose margin is no narrower leaves the base look's verdict as it was.
+    same = judged(wide)
+    assert (same.verdict, same.look, same.judging.coverage) == (AT_THRESHOLD, 0, 0.90)
 
 
 def test_a_look_that_repeats_one_side_only_keeps_the_claim_paired_on_its_base_rounds():

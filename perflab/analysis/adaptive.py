@@ -4,8 +4,13 @@ A run's `adaptive.json` (the ledger) records the knobs, the highest base round o
 and every look taken: which claims were open, which got rounds, which cells ran. Verdicts are
 recomputed from the raw files alone with it: at look k a study's rows are those of rounds up
 to its base rounds plus the rounds added by then (perflab.contract.adaptive), judged at that
-look's coverage; a claim keeps the verdict of the first look that decided it, or found it at
-its threshold. A run without a ledger has one look, the base one.
+look's coverage and with that look's margins (each from the A/A rounds it had); a claim
+keeps the verdict of the first look that decided it. A claim a look leaves undecided is judged
+again at the next: on its new cells, or, where it has none, on the same cells against the
+next look's margin, which the look's A/A rounds narrow (on 20261127T044109Z-quick watch's CPU
+margin went from 123% at 3 A/A rounds to 20% at 8 while the claims it judged kept the first
+look's verdict). The same cells with no new margin are not judged again: a stricter coverage
+can only widen their interval. A run without a ledger has one look, the base one.
 
 The plan of a look gives the open claims more rounds of the cells they rest on (every
 configuration of the claim: at a stricter coverage each needs the rounds), first those the
@@ -28,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
 from perflab.analysis.power import rounds_to_decide
 from perflab.analysis.verdicts import (
+    FAILS,
+    HOLDS,
     INCONCLUSIVE,
     Judging,
     Verdict,
@@ -47,6 +54,8 @@ if TYPE_CHECKING:
 # What one more cell costs beyond its own seconds: Ansible's task around it, about 0.6 s
 # a cell on the reference run (66.7 min of measuring for 58.9 min inside cells, 835 cells).
 CELL_OVERHEAD_S = 0.6
+# The verdicts a later look does not judge again.
+DECIDED = (HOLDS, FAILS)
 # A study's configuration: (study, cell id without its round).
 Configuration = tuple[str, str]
 
@@ -86,20 +95,26 @@ def judge_looks(
         study_rows = dict(tuple(part.groupby("study", sort=False)))
         no_rows = part.iloc[0:0]
         for claim in claims:
-            if claim.id in settled and settled[claim.id].verdict != INCONCLUSIVE:
+            earlier = settled.get(claim.id)
+            if earlier is not None and earlier.verdict in DECIDED:
                 continue
             base = judging_of(claim, margins, judging)
             rows = study_rows.get(claim.study, no_rows)
             verdict = judge(claim, rows, topology, replace(base, coverage=look.coverage))
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
-            earlier = settled.get(claim.id)
-            if earlier is not None and set(verdict.cell_ids) == set(earlier.cell_ids):
-                # No cell more (the look gave it none, or only to one side of a pairing,
-                # which verdicts.shared_rounds leaves out): the same cells at a stricter
-                # coverage can only widen the interval, so the earlier look's stands.
-                continue
-            settled[claim.id] = verdict
+            if earlier is None or keeps_later(earlier, verdict):
+                settled[claim.id] = verdict
     return [settled[claim.id] for claim in claims]
+
+
+def keeps_later(earlier: Verdict, later: Verdict) -> bool:
+    """Whether a later look's verdict of an undecided claim replaces the earlier one. New
+    cells: always. The same cells (the look gave it none, or only to one side of a pairing,
+    which verdicts.shared_rounds leaves out) at a stricter coverage can only widen the
+    interval, so the later verdict counts only where the look's narrower margin decides it."""
+    if set(later.cell_ids) != set(earlier.cell_ids):
+        return True
+    return later.verdict in DECIDED and later.judging.margin < earlier.judging.margin
 
 
 def judging_of(
