@@ -378,9 +378,12 @@ def test_a_look_that_narrows_the_margin_judges_the_same_cells_again():
         return judge_looks(frame, [ON_THRESHOLD], schedule, {"hello": 3}, by_look=by_look)[0]
 
     # Inside the 60% zone at the base look: at its threshold ...
-    assert judge_looks(
-        frame, [ON_THRESHOLD], schedule[:1], {"hello": 3}, by_look={0: {"hello": wide}}
-    )[0].verdict == AT_THRESHOLD
+    assert (
+        judge_looks(
+            frame, [ON_THRESHOLD], schedule[:1], {"hello": 3}, by_look={0: {"hello": wide}}
+        )[0].verdict
+        == AT_THRESHOLD
+    )
     # ... and at the look, the same cells at its 96% clear 1.2: decided there.
     later = judged(narrow)
     assert (later.verdict, later.look, later.rounds) == (HOLDS, 1, 3)
