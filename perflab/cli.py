@@ -453,9 +453,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from perflab.analysis.run import read
 
     run = read(args.run, claim_frame_hooks())
-    verdicts = replicate(run, Path(args.reference)).listed()
+    replication = replicate(run, Path(args.reference))
+    verdicts = replication.listed()
     studies = sorted({v.claim.study for v in verdicts})
-    plans = plan(verdicts, Path(args.run), full_rounds_from(Path(args.group_vars), studies))
+    full_rounds = full_rounds_from(Path(args.group_vars), studies)
+    plans = plan(verdicts, Path(args.run), full_rounds, replication.noise.margin_at)
     print(plan_text(plans, run.run_id))
     return 0
 

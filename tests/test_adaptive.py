@@ -21,9 +21,10 @@ from perflab.analysis.adaptive import (
     judge_run_looks,
     plan_look,
     settles_within,
+    settling,
 )
 from perflab.analysis.claims import parse_claim
-from perflab.analysis.noise import noise_floor
+from perflab.analysis.noise import KindFloor, metric_margin, noise_floor
 from perflab.analysis.power import MOST_ROUNDS
 from perflab.analysis.run import read as read_folder
 from perflab.analysis.verdicts import AT_THRESHOLD, FAILS, HOLDS, INCONCLUSIVE, Judging
@@ -481,3 +482,36 @@ def test_a_look_gives_its_rounds_first_to_claims_it_can_decide():
     # With the ordering by power removed, the cheaper claim no round can settle takes them.
     cheapest, _ = choose([near, clear], cost, 10.0)
     assert [v.claim.id for v in cheapest] == ["near"]
+
+
+def test_a_claim_is_priced_at_the_margin_its_aa_rounds_will_give():
+    # 1.5x in every round, at its threshold under a 60% margin from 3 A/A rounds: no number
+    # of rounds settles it at that margin, but the look's 8 rounds of its A/A copies would
+    # narrow the margin to 15%, and at that margin 8 rounds settle it.
+    frame = pd.DataFrame(rows("a", [1500, 1980, 1330]) + rows("b", [1000, 1300, 900]))
+    (verdict,) = judge_looks(
+        frame.astype({"concurrency": "Int64"}),
+        [ON_THRESHOLD],
+        looks(QUICK, 0.90)[:1],
+        {"hello": 3},
+        by_look={0: {"hello": Judging(margin=0.6, source="test")}},
+    )
+    assert verdict.verdict == AT_THRESHOLD
+    assert not settling({"hello": 8})(verdict)
+    predicted = {("a-beats-b", 8): 0.15}
+    assert settling({"hello": 8}, lambda claim_id, n: predicted.get((claim_id, n)))(verdict)
+    # A prediction wider than the margin the claim has now is not taken.
+    assert not settling({"hello": 8}, lambda claim_id, n: 0.9)(verdict)
+
+
+def test_the_margin_an_aa_kind_would_set_shrinks_with_its_rounds_to_its_drift():
+    # Log ratios a/b of 0.05 +- 0.1 over 5 rounds: the margin over 5 rounds is the far end
+    # of their 90% t interval, the one the run judges with; over more rounds it nears the
+    # 5% drift, never below the 10% floor.
+    logs = (0.15, -0.05, 0.05, 0.12, -0.02)
+    kind = KindFloor("hello", "ghz", "c10", ("rps",), 5, 0.05, "rps", {}, {}, "", {"rps": logs})
+    pairs = [(math.exp(x), 1.0) for x in logs]
+    assert kind.margin_at("rps", 5) == pytest.approx(metric_margin(pairs))
+    shrinking = [kind.margin_at("rps", n) for n in (5, 10, 20, 1000)]
+    assert shrinking[0] > shrinking[1] > shrinking[2] == shrinking[3] == pytest.approx(0.1)
+    assert kind.margin_at("rps", 1) is None and kind.margin_at("cpu", 5) is None

@@ -73,9 +73,35 @@ def test_the_plan_prices_the_open_claims_rounds_and_says_what_full_decides(tmp_p
     assert "full profile (30 rounds): decides 2 of 2 claims" in text
     # One round short of what the noisy claim needs, full would not decide it.
     (short,) = plan([noisy, quiet], tmp_path, {STUDY: needs - 1})
-    assert "decides 1 of 2 claims with 80% power both ways at the observed spread; not: noisy" in (
-        short.full_line()
-    )
+    line = short.full_line()
+    assert "decides 1 of 2 claims with 80% power both ways at the observed spread" in line
+    assert f"; 1 more with {needs} rounds: noisy" in line
+
+
+def judged_at(claim_id: str, sigma: float, seed: int, margin: float) -> tuple[Verdict, list[str]]:
+    verdict, cells = judged(claim_id, sigma, seed)
+    return replace(verdict, judging=Judging(margin=margin, source="test")), cells
+
+
+def test_full_is_judged_at_the_margin_its_aa_rounds_would_set(tmp_path):
+    # A 1.5x claim under a 60% margin from few A/A rounds: past 1.6 no seed figure of 1.5
+    # is, so no number of rounds decides it at that margin. The full profile runs its A/A
+    # copies every round, and the margin they would set over 10 rounds (15%) lets it.
+    wide, cells = judged_at("wide", sigma=0.05, seed=1, margin=0.6)
+    write_run(tmp_path, cells)
+    (kept,) = plan([wide], tmp_path, {STUDY: 10})
+    assert "decides 0 of 1 claims" in kept.full_line()
+    assert "1 by no design up to 30 rounds at the seed's figure" in kept.full_line()
+    narrowing = {10: 0.15, 30: 0.12}
+
+    def margin_at(claim_id: str, rounds: int) -> float | None:
+        return narrowing.get(rounds, 0.6) if claim_id == "wide" else None
+
+    (predicted,) = plan([wide], tmp_path, {STUDY: 10}, margin_at)
+    assert "decides 1 of 1 claims" in predicted.full_line()
+    # A prediction never widens the run's margin: one of 90% counts as the run's 60%.
+    (wider,) = plan([wide], tmp_path, {STUDY: 10}, lambda claim_id, rounds: 0.9)
+    assert "decides 0 of 1 claims" in wider.full_line()
 
 
 def test_a_study_whose_claims_are_decided_asks_for_nothing(tmp_path):

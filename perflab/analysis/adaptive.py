@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
 from perflab.analysis.power import rounds_to_decide
 from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -58,6 +59,9 @@ CELL_OVERHEAD_S = 0.6
 DECIDED = (HOLDS, FAILS)
 # A study's configuration: (study, cell id without its round).
 Configuration = tuple[str, str]
+# (claim id, rounds) -> the margin its A/A copies would set over that many rounds; None:
+# none predicted (perflab.analysis.noise.NoiseFloor.margin_at).
+MarginAt = Callable[[str, int], "float | None"]
 
 
 def base_rounds(run: Run) -> dict[str, int]:
@@ -200,18 +204,38 @@ def claim_configurations(verdict: Verdict) -> set[Configuration]:
     return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
 
 
-def settles_within(verdict: Verdict, rounds: int) -> bool:
+def settles_within(verdict: Verdict, rounds: int, margin: float | None = None) -> bool:
     """Whether `rounds` rounds decide a claim with TARGET_POWER chance were the effect its
     deciding configuration measured the truth, at the spread it measured (the power the
     index states, at the deciding coverage: an ordering of the look's minutes, not a
-    verdict). A claim whose power cannot be computed (not paired, an error rate) counts
-    as settling: nothing says it will not."""
+    verdict), judged with `margin` (the one its A/A copies would set over those rounds,
+    `MarginAt`; None: the margin it was judged with). A claim whose power cannot be
+    computed (not paired, an error rate) counts as settling: nothing says it will not."""
     pair = verdict.deciding
     if verdict.claim.kind != "ratio" or pair is None or pair.spread is None:
         return True
-    margin = margin_for(verdict.claim, verdict.judging)
+    if margin is None:
+        margin = margin_for(verdict.claim, verdict.judging)
     needed = rounds_to_decide(verdict.claim.bound, pair.effect, pair.spread, margin)
     return needed is not None and needed <= rounds
+
+
+def settling(
+    rounds: Mapping[str, int], margin_at: MarginAt | None = None
+) -> Callable[[Verdict], bool]:
+    """Whether a look that brings each study to `rounds` settles a claim (`settles_within`),
+    at the margin its A/A copies would set over those rounds where `margin_at` predicts
+    one (never wider than the margin it has now: the prediction rests on the same A/A
+    rounds)."""
+
+    def settles(verdict: Verdict) -> bool:
+        n = rounds.get(verdict.claim.study, 0)
+        predicted = margin_at(verdict.claim.id, n) if margin_at else None
+        now = margin_for(verdict.claim, verdict.judging)
+        margin = now if predicted is None or verdict.claim.kind != "ratio" else predicted
+        return settles_within(verdict, n, min(margin, now))
+
+    return settles
 
 
 def choose(
@@ -275,13 +299,16 @@ def plan_look(
     by_study: dict[str | tuple[str, str], Judging] | None = None,
     aa_of: Mapping[str, set[Configuration]] | None = None,
     by_look: Mapping[int, dict[str | tuple[str, str], Judging]] | None = None,
+    margin_at: MarginAt | None = None,
 ) -> Plan:
     """Look `index`'s rounds (1 for the first look after the base rounds), recorded in the
     run's ledger; a look already recorded is planned again as recorded (a resume). A claim
     given rounds gives them to its A/A copies too (`aa_of`, claim id -> their keys,
     perflab.analysis.noise), paid once per look like any shared configuration: its margin
     then rests on as many rounds as its effect (the far end of a t interval over 5 rounds
-    is 2.13 s / sqrt(5) from the drift, over 10 rounds 1.83 s / sqrt(10))."""
+    is 2.13 s / sqrt(5) from the drift, over 10 rounds 1.83 s / sqrt(10)). `margin_at`
+    predicts that margin, so a claim is priced at the margin the look's A/A rounds will
+    give it, and a claim at its threshold is open where that margin would settle it."""
     ledger = run.ledger or Ledger(adaptive, judging.coverage, base_rounds(run))
     if ledger.adaptive != adaptive:
         raise ValueError(
@@ -298,14 +325,17 @@ def plan_look(
     verdicts = judge_looks(
         frame, claims, ledger.looks(), ledger.base_rounds, run.topology, judging, by_study, by_look
     )
-    still_open = [verdict for verdict in verdicts if verdict.verdict == INCONCLUSIVE]
     look = looks(adaptive, ledger.base_coverage)[index]
+    rounds = {study: n + look.extra_rounds for study, n in ledger.base_rounds.items()}
+    settles = settling(rounds, margin_at)
+    still_open = open_for_look(verdicts, settles)
     records = round_records(run)
     left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds)
     chosen, cells, estimate = look_cells(
-        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}
+        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}, settles
     )
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
+    most_rounds = max(ledger.base_rounds.values(), default=0) + look.extra_rounds
     record = LookRecord(
         index,
         look.extra_rounds,
@@ -314,17 +344,22 @@ def plan_look(
         sorted(v.claim.id for v in chosen),
         [f"{cell.study}/{cell.cell_id}" for cell in cells],
         round(estimate, 1),
-        look_note(
-            still_open,
-            chosen,
-            max(ledger.base_rounds.values(), default=0) + look.extra_rounds,
-            estimate,
-            left_s,
-        ),
+        look_note(still_open, chosen, most_rounds, estimate, left_s),
     )
     ledger.taken.append(record)
     ledger.write(run.folder)
     return Plan(ledger, cells, f"look {index} of {adaptive.max_looks}: {record.note}")
+
+
+def open_for_look(verdicts: list[Verdict], settles: Callable[[Verdict], bool]) -> list[Verdict]:
+    """The claims a look may give rounds to: every inconclusive one, and one at its
+    threshold where the look would settle it (its A/A rounds narrowing the margin whose
+    zone holds its interval); one at its threshold that the look cannot move stays put."""
+    return [
+        verdict
+        for verdict in verdicts
+        if verdict.verdict == INCONCLUSIVE or (verdict.verdict == AT_THRESHOLD and settles(verdict))
+    ]
 
 
 def look_cells(
@@ -334,6 +369,7 @@ def look_cells(
     still_open: list[Verdict],
     left_s: float,
     aa_of: Mapping[str, set[Configuration]] | None = None,
+    settles: Callable[[Verdict], bool] | None = None,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
     """The open claims the look's rounds go to, their cells and the seconds they should take.
     Each configuration catches up to the look's rounds: one first chosen at a later look gets
@@ -351,13 +387,8 @@ def look_cells(
     cost = {
         key: len(missing[key]) * (last.seconds + CELL_OVERHEAD_S) for key, last in latest.items()
     }
-    chosen, configurations = choose(
-        still_open,
-        cost,
-        left_s,
-        lambda v: settles_within(v, ledger.base_rounds.get(v.claim.study, 0) + look.extra_rounds),
-        needs,
-    )
+    rounds = {study: n + look.extra_rounds for study, n in ledger.base_rounds.items()}
+    chosen, configurations = choose(still_open, cost, left_s, settles or settling(rounds), needs)
     cells = [
         in_round(CellSpec.from_dict(latest[key].spec), repeat)
         for key in sorted(configurations)

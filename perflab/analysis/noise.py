@@ -33,12 +33,17 @@ effect is the drift a claim's effect really carries.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim, Selector
-from perflab.analysis.intervals import hodges_lehmann_ratio, paired_log_t_interval
+from perflab.analysis.intervals import (
+    hodges_lehmann_ratio,
+    log_t_half_width,
+    paired_log_t_interval,
+)
 from perflab.analysis.verdicts import Judging, judging_from_noise_floor, normalized
 from perflab.contract.cell import AA_PARAM
 from perflab.contract.rounds import AA_COPIES
@@ -79,6 +84,9 @@ class KindFloor:
     coordinates: dict[str, str] = field(default_factory=dict)
     # Its cells' id without copy and round ("aa-a-<this>-r1"): what a look repeats.
     cell_configuration: str = ""
+    # Each metric's per-round log ratios of copy a over copy b: what the margin would be
+    # over more rounds is predicted from their mean and spread (`margin_at`).
+    log_ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def copies(self) -> set[tuple[str, str]]:
         """Its two copies as (study, configuration) keys of the adaptive planner."""
@@ -86,6 +94,19 @@ class KindFloor:
 
     def kind(self) -> str:
         return f"{self.client} on {self.study}"
+
+    def margin_at(self, metric: str, rounds: int) -> float | None:
+        """The margin this kind's A/A cells would set on `metric` over `rounds` rounds, were
+        the drift and spread of its log ratios what this run measured: the far end of the
+        90% paired t interval shrinks as t(rounds - 1) / sqrt(rounds), towards the drift
+        itself. What a plan prices a claim at (a look's rounds go to its A/A copies too),
+        not a margin a verdict is judged with. None: fewer than 2 rounds measured it."""
+        logs = self.log_ratios.get(metric, ())
+        if len(logs) < 2 or rounds < 2:
+            return None
+        drift = abs(statistics.fmean(logs))
+        far = drift + log_t_half_width(statistics.stdev(logs), rounds, NOISE_COVERAGE)
+        return judging_from_noise_floor(math.expm1(far), "predicted").margin
 
     def judging(self, metric: str) -> Judging:
         """The margin this kind's A/A cells set for a claim on `metric`."""
@@ -142,6 +163,17 @@ class NoiseFloor:
             if judging is not None:
                 found[claim_id] = judging
         return found
+
+    def margin_at(self, claim_id: str, rounds: int) -> float | None:
+        """A claim's margin were its kinds' A/A copies measured over `rounds` rounds (the
+        widest of its kinds on its metric, as `claim_judging`); None: no kind of its own
+        measured its metric."""
+        metric = self.metric_of.get(claim_id)
+        predicted = [
+            kind.margin_at(metric, rounds) for kind in self.by_claim.get(claim_id, ()) if metric
+        ]
+        known = [margin for margin in predicted if margin is not None]
+        return max(known) if known else None
 
     def judging(self) -> Judging:
         widest = self.widest
@@ -219,6 +251,10 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         str(metric): metric_margin(list(zip(part["a"], part["b"], strict=True)))
         for metric, part in both.groupby(level="metric")
     }
+    log_ratios = {
+        str(metric): tuple(math.log(a / b) for a, b in zip(part["a"], part["b"], strict=True))
+        for metric, part in both.groupby(level="metric")
+    }
     metric = max(drift, key=lambda m: drift[m])
     return KindFloor(
         study=study,
@@ -230,6 +266,7 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
         widest_metric=metric,
         per_metric=per_metric,
         coordinates=coordinates(rows),
+        log_ratios=log_ratios,
     )
 
 

@@ -13,9 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from perflab.analysis.adaptive import MarginAt
 from perflab.analysis.design_power import DesignPower, design_power
 from perflab.analysis.estimate import ReferenceTimes, price
-from perflab.analysis.power import MOST_ROUNDS, SEARCH_TRIALS, TARGET_POWER, claim_power
+from perflab.analysis.power import (
+    MOST_ROUNDS,
+    SEARCH_TRIALS,
+    TARGET_POWER,
+    claim_power,
+    rounds_for,
+)
 from perflab.analysis.verdicts import Verdict
 from perflab.contract.adaptive import configuration_of
 from perflab.contract.cell import cell_record
@@ -27,6 +34,9 @@ class ClaimPlan:
     power: DesignPower
     # Whether the full profile's rounds reach TARGET_POWER both ways; None: not computed.
     full_decides: bool | None
+    # The fewest rounds that reach it at the seed's figure, the margin shrinking with the
+    # A/A rounds (None: no design up to MOST_ROUNDS, or not computed).
+    full_asks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,10 +85,23 @@ class StudyPlan:
         decided = [c.claim_id for c in judged if c.full_decides]
         text = (
             f"full profile ({self.full_rounds} rounds): decides {len(decided)} of {len(judged)} "
-            f"claims with {TARGET_POWER:.0%} power both ways at the observed spread"
+            f"claims with {TARGET_POWER:.0%} power both ways at the observed spread and the "
+            "margin its A/A rounds would set"
         )
-        missed = [c.claim_id for c in judged if not c.full_decides]
-        return text + (f"; not: {', '.join(missed)}" if missed else "")
+        missed = [c for c in judged if not c.full_decides]
+        reachable = [c for c in missed if c.full_asks is not None]
+        if reachable:
+            text += (
+                f"; {len(reachable)} more with {max(c.full_asks or 0 for c in reachable)} "
+                f"rounds: {', '.join(c.claim_id for c in reachable)}"
+            )
+        beyond = [c.claim_id for c in missed if c.full_asks is None]
+        if beyond:
+            text += (
+                f"; {len(beyond)} by no design up to {MOST_ROUNDS} rounds at the seed's "
+                f"figure and this machine's noise: {', '.join(beyond)}"
+            )
+        return text
 
 
 def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) -> dict[str, float]:
@@ -96,16 +119,45 @@ def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) ->
     return seconds
 
 
-def full_decides(verdict: Verdict, power: DesignPower, full_rounds: int | None) -> bool | None:
-    """Whether the full profile's rounds reach TARGET_POWER both ways at the spread and
-    margin `power` was computed with; None where it was not computed."""
+def full_decides(
+    verdict: Verdict,
+    power: DesignPower,
+    full_rounds: int | None,
+    margin_at: MarginAt | None = None,
+) -> bool | None:
+    """Whether the full profile's rounds reach TARGET_POWER both ways at the spread `power`
+    was computed with, and at the margin the claim's A/A copies would set over those rounds
+    (`margin_at`, never wider than the run's: the full profile runs its A/A copies every
+    round; without a prediction, the run's margin); None where it was not computed."""
     if power.power is None or power.sigma is None or full_rounds is None:
         return None
     assert power.published is not None
+    predicted = margin_at(verdict.claim.id, full_rounds) if margin_at else None
+    margin = power.margin if predicted is None else min(predicted, power.margin)
     at_full = claim_power(
-        verdict.claim.bound, power.published, power.sigma, full_rounds, power.margin, SEARCH_TRIALS
+        verdict.claim.bound, power.published, power.sigma, full_rounds, margin, SEARCH_TRIALS
     )
     return at_full.reaches(TARGET_POWER)
+
+
+def full_rounds_asked(
+    verdict: Verdict, power: DesignPower, margin_at: MarginAt | None
+) -> int | None:
+    """The fewest rounds reaching TARGET_POWER both ways at the seed's figure and the
+    spread `power` was computed with, the margin the A/A copies would set over as many
+    rounds (None: no design up to MOST_ROUNDS reaches it)."""
+    assert power.published is not None and power.sigma is not None
+    predicted = None
+    if margin_at is not None:
+        claim_id = verdict.claim.id
+
+        def predicted(rounds: int) -> float:
+            margin = margin_at(claim_id, rounds)
+            return power.margin if margin is None else margin
+
+    return rounds_for(
+        verdict.claim.bound, power.published, power.sigma, power.margin, margin_at=predicted
+    )
 
 
 def plan_study(
@@ -114,11 +166,14 @@ def plan_study(
     run_dir: Path,
     times: ReferenceTimes,
     full_rounds: int | None,
+    margin_at: MarginAt | None = None,
 ) -> StudyPlan:
     claims, extra = [], {}
     for verdict in verdicts:
         power = design_power(verdict)
-        claims.append(ClaimPlan(verdict.claim.id, power, full_decides(verdict, power, full_rounds)))
+        decides = full_decides(verdict, power, full_rounds, margin_at)
+        asks = None if decides in (None, True) else full_rounds_asked(verdict, power, margin_at)
+        claims.append(ClaimPlan(verdict.claim.id, power, decides, asks))
         if not power.open or power.asks is None or power.power is None:
             continue
         more = power.asks - power.power.rounds
@@ -128,8 +183,14 @@ def plan_study(
     return StudyPlan(study, full_rounds, claims, minutes)
 
 
-def plan(verdicts: list[Verdict], run_dir: Path, full_rounds: dict[str, int]) -> list[StudyPlan]:
-    """Every study's plan, from its claims' verdicts on the run in `run_dir`."""
+def plan(
+    verdicts: list[Verdict],
+    run_dir: Path,
+    full_rounds: dict[str, int],
+    margin_at: MarginAt | None = None,
+) -> list[StudyPlan]:
+    """Every study's plan, from its claims' verdicts on the run in `run_dir` (`margin_at`:
+    the margin a claim's A/A copies would set over a number of rounds, `full_decides`)."""
     times = ReferenceTimes.read(run_dir)
     studies = sorted({v.claim.study for v in verdicts if v.deciding is not None})
     return [
@@ -139,6 +200,7 @@ def plan(verdicts: list[Verdict], run_dir: Path, full_rounds: dict[str, int]) ->
             run_dir,
             times,
             full_rounds.get(study),
+            margin_at,
         )
         for study in studies
     ]

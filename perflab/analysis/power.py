@@ -186,21 +186,31 @@ def rounds_for(
     margin: float,
     target: float = TARGET_POWER,
     trials: int = SEARCH_TRIALS,
+    margin_at: Callable[[int], float] | None = None,
 ) -> int | None:
     """The fewest rounds (up to MOST_ROUNDS) whose power reaches `target` for both
-    verdicts; None where none does, and where no number of rounds can: the design cannot
+    verdicts (`margin_at`: the margin the A/A copies would set over that many rounds, no
+    wider than `margin`; else `margin` at every number of rounds); None where none does,
+    and where no number of rounds can: the design cannot
     decide the claim (its figure sits inside the noise margin, or the margin is wider than
     the tolerance of a band or not_worse, which no run can then confirm). Searched by
     bisection, as power grows with the rounds (the t interval narrows with both n and its
     quantile); each step is a Monte Carlo estimate of `trials` trials, so the answer is good
     to a round or so where power climbs slowly."""
-    if not confirmable(bound, margin):
+
+    def margin_of(rounds: int) -> float:
+        return min(margin, margin_at(rounds)) if margin_at else margin
+
+    # The narrowest margin any design up to MOST_ROUNDS reaches decides whether one can.
+    narrowest = margin_of(MOST_ROUNDS)
+    if not confirmable(bound, narrowest):
         return None
-    if bound.test != BAND and not beyond_noise(bound, published, margin):
+    if bound.test != BAND and not beyond_noise(bound, published, narrowest):
         return None
 
     def reaches(rounds: int) -> bool:
-        return claim_power(bound, published, sigma, rounds, margin, trials=trials).reaches(target)
+        power = claim_power(bound, published, sigma, rounds, margin_of(rounds), trials=trials)
+        return power.reaches(target)
 
     return fewest_rounds(reaches)
 

@@ -198,6 +198,7 @@ def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int
         floor.judging_by_study(),
         floor.aa_configurations(),
         look_margins(run, claims),
+        floor.margin_at,
     )
 
 
