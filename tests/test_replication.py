@@ -339,6 +339,25 @@ def test_a_tables_reading_counts_under_the_prose_conclusion_it_names():
     assert "These 2 readings are 2 seed conclusions" in sentence and "0 differ" in sentence
 
 
+def test_the_index_groups_a_conclusions_readings_under_one_row():
+    # The table's figure is listed last, after another conclusion: grouped, it follows the
+    # prose reading it re-reads, under a row that names the conclusion and counts both.
+    prose = claim(id="x-1-5x-faster-prose")
+    other = claim(id="z-beats-w")
+    table = claim(id="x-1-27x-faster-table", conclusion="x-1-5x-faster-prose")
+    verdicts = [judge(prose, AHEAD), judge(other, BEHIND), judge(table, BEHIND)]
+    page = index_html(Replication("run-a", verdicts), {})
+    heading = page.index('<tr class="conclusion"><td colspan="10"><b>x-1-5x-faster-prose</b>')
+    assert "2 readings of one seed conclusion (holds 1, does not hold 1)" in page
+    rows = [page.index(f"<td><b>{name}") for name in ("x-1-5x-faster-prose", "x-1-27x")]
+    assert heading < rows[0] < rows[1] < page.index("<td><b>z-beats-w</b>")
+    # A conclusion read once gets no heading row; without the key, neither reading has one.
+    assert page.count('class="conclusion"') == 1
+    alone = claim(id="x-1-27x-faster-table")
+    apart = index_html(Replication("run-a", [judge(prose, AHEAD), judge(alone, BEHIND)]), {})
+    assert 'class="conclusion"' not in apart.replace("tr.conclusion", "")
+
+
 def test_a_conclusion_must_name_a_claim_of_its_seed(tmp_path):
     from perflab.analysis.claims import ClaimsError, read_claims
 

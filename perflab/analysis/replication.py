@@ -489,7 +489,8 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     # same container to outrank it.
     lines.append(
         "<style>.jp-RenderedHTMLCommon table.verdicts td, .jp-RenderedHTMLCommon "
-        "table.verdicts th {text-align: left; vertical-align: top}</style>"
+        "table.verdicts th {text-align: left; vertical-align: top} "
+        "table.verdicts tr.conclusion td {background: #eef2f8; padding-top: 0.8em}</style>"
     )
     listed = replication.listed()
     if len(listed) < len(verdicts):
@@ -501,11 +502,32 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
-    lines += [
-        index_row(replication, verdict, pages, powers[verdict.claim.id]) for verdict in listed
-    ]
+    for conclusion, readings in by_conclusion(listed):
+        if len(readings) > 1:
+            lines.append(conclusion_row(conclusion, readings, len(head)))
+        lines += [index_row(replication, v, pages, powers[v.claim.id]) for v in readings]
     lines.append("</tbody></table>")
     return "\n".join(lines)
+
+
+def by_conclusion(verdicts: list[Verdict]) -> list[tuple[str, list[Verdict]]]:
+    """The readings grouped under the seed conclusion each reads (`conclusion_of`), the
+    conclusions in the order of their first reading, the readings in theirs."""
+    groups: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        groups.setdefault(conclusion_of(verdict.claim), []).append(verdict)
+    return list(groups.items())
+
+
+def conclusion_row(conclusion: str, readings: list[Verdict], columns: int) -> str:
+    """The row heading a conclusion's readings: 'orders-bidi-2x-slower-than-unary: 2
+    readings of one seed conclusion (holds 1, does not hold 1)'."""
+    counts = Counter(verdict.verdict for verdict in readings)
+    outcome = ", ".join(f"{name} {counts[name]}" for name in VERDICTS if counts[name])
+    return (
+        f'<tr class="conclusion"><td colspan="{columns}"><b>{html.escape(conclusion)}</b>: '
+        f"{len(readings)} readings of one seed conclusion ({html.escape(outcome)})</td></tr>"
+    )
 
 
 def index_row(
