@@ -158,7 +158,7 @@ unit-tests: venv
 
 # The verdict engine's coverage, checked through its real code: every case of
 # perflab.analysis.simulation at 10 000 trials (TRIALS=...), and the adaptive looks of
-# perflab.analysis.simulate_looks at 2 000, written to data/reference/simulation.json with
+# perflab.analysis.simulate_looks at 10 000, written to data/reference/simulation.json with
 # each case's Monte Carlo error.
 simulate: venv
 	$(BIN)/python -m perflab.analysis.simulation $(TRIALS)

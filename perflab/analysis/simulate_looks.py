@@ -195,9 +195,10 @@ LOOK_CASES = (
 )
 
 
-# A trial judges two looks through pandas (about 75 ms): 2 000 trials a case and mode keep
-# `make simulate`'s share of them near ten minutes, a Monte Carlo error under 0.8 points.
-FULL_LOOK_TRIALS = 2_000
+# A trial judges two looks through pandas (30-35 ms on the project's machine): 10 000
+# trials a case and mode (issue 26's count) take about 25 minutes of `make simulate`, a
+# Monte Carlo error under 0.5 points.
+FULL_LOOK_TRIALS = 10_000
 
 
 def run_looks(trials: int = FULL_LOOK_TRIALS) -> list[LookResult]:
