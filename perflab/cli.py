@@ -448,7 +448,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     full profile's rounds would decide."""
     if refused_run_dir("plan", args.run):
         return 2
-    from perflab.analysis.planner import full_rounds_from, plan, plan_text
+    from perflab.analysis.planner import full_looks_from, full_rounds_from, plan, plan_text
     from perflab.analysis.replication import replicate
     from perflab.analysis.run import read
 
@@ -457,8 +457,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     verdicts = replication.listed()
     studies = sorted({v.claim.study for v in verdicts})
     full_rounds = full_rounds_from(Path(args.group_vars), studies)
-    plans = plan(verdicts, Path(args.run), full_rounds, replication.noise.margin_at)
-    print(plan_text(plans, run.run_id))
+    full_looks = full_looks_from(Path(args.group_vars))
+    plans = plan(verdicts, Path(args.run), full_rounds, replication.noise.margin_at, full_looks)
+    print(plan_text(plans, run.run_id, full_looks))
     return 0
 
 

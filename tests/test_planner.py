@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from perflab.analysis.planner import full_rounds_from, plan, plan_text
+from perflab.analysis.planner import full_looks_from, full_rounds_from, plan, plan_text
 from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
 from perflab.analysis.verdicts import INCONCLUSIVE, Judging, Verdict, judge
 
@@ -111,6 +111,15 @@ def test_a_study_whose_claims_are_decided_asks_for_nothing(tmp_path):
     assert first.open == [] and first.minutes == 0
     assert first.lines()[0] == f"{STUDY}: 0 open claim(s)"
     assert "its rounds for this study are not stated" in first.lines()[-1]
+
+
+def test_the_full_profiles_looks_come_from_the_inventory():
+    looks = full_looks_from(REPO / "inventory/group_vars/all")
+    assert [(look.extra_rounds, look.coverage) for look in looks] == [
+        (0, 0.90),
+        (5, 0.98),
+        (10, 0.98),
+    ]
 
 
 def test_the_full_profiles_rounds_come_from_the_inventory():

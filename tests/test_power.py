@@ -10,7 +10,12 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.claims import BAND, DIRECTION, NOT_WORSE, Bound
-from perflab.analysis.power import claim_power, null_effect, rounds_for
+from perflab.analysis.power import (
+    claim_power,
+    design_power_over_looks,
+    null_effect,
+    rounds_for,
+)
 from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
 from perflab.analysis.verdicts import FAILS, HOLDS, Judging, judge
 
@@ -24,6 +29,25 @@ def test_power_grows_with_rounds_and_falls_with_noise():
     assert noisy.holds < 0.5
     assert claim_power(FASTER, 1.5, sigma=0.5, rounds=12, margin=0.1).holds > noisy.holds
     assert "holds' at the seed's figure" in quiet.sentence()
+
+
+def test_a_profiles_looks_add_power_and_its_base_look_alone_is_the_plain_power():
+    # 1.5x at a log-sd of 0.5 over 10 base rounds at 90%, then looks at 15 and 20 at 98%.
+    base = [(10, 0.90)]
+    looked = [(10, 0.90), (15, 0.98), (20, 0.98)]
+    fixed = lambda rounds: 0.1  # noqa: E731
+    alone = design_power_over_looks(FASTER, 1.5, 0.5, base, fixed, trials=2000)
+    plain = claim_power(FASTER, 1.5, sigma=0.5, rounds=10, margin=0.1, trials=2000)
+    assert abs(alone.holds - plain.holds) < 4 * max(alone.error, plain.error)
+    over = design_power_over_looks(FASTER, 1.5, 0.5, looked, fixed, trials=2000)
+    assert over.holds > alone.holds + 0.05 and over.rounds == 20
+    # A margin that narrows with the A/A rounds decides what a fixed wide one cannot: 1.5x
+    # lies inside a 60% margin's zone at every look.
+    wide = design_power_over_looks(FASTER, 1.5, 0.05, looked, lambda rounds: 0.6)
+    narrowing = design_power_over_looks(
+        FASTER, 1.5, 0.05, looked, lambda rounds: 0.6 if rounds < 15 else 0.2
+    )
+    assert wide.holds == 0.0 and narrowing.holds > 0.95
 
 
 def test_a_figure_inside_the_margin_is_undecidable_by_design():

@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.analysis.adaptive import MarginAt
+from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.design_power import DesignPower, design_power
 from perflab.analysis.estimate import ReferenceTimes, price
 from perflab.analysis.power import (
     MOST_ROUNDS,
     SEARCH_TRIALS,
     TARGET_POWER,
-    claim_power,
+    design_power_over_looks,
     rounds_for,
 )
 from perflab.analysis.verdicts import Verdict
-from perflab.contract.adaptive import configuration_of
+from perflab.contract.adaptive import Look, configuration_of, looks
+from perflab.contract.adaptive import read as read_adaptive
 from perflab.contract.cell import cell_record
 
 
@@ -124,18 +126,26 @@ def full_decides(
     power: DesignPower,
     full_rounds: int | None,
     margin_at: MarginAt | None = None,
+    full_looks: list[Look] | None = None,
 ) -> bool | None:
-    """Whether the full profile's rounds reach TARGET_POWER both ways at the spread `power`
-    was computed with, and at the margin the claim's A/A copies would set over those rounds
-    (`margin_at`, never wider than the run's: the full profile runs its A/A copies every
-    round; without a prediction, the run's margin); None where it was not computed."""
+    """Whether the full profile reaches TARGET_POWER both ways at the spread `power` was
+    computed with: over its base rounds, and its looks (`full_looks`) where it takes them,
+    each at the margin the claim's A/A copies would set over that look's rounds (`margin_at`,
+    never wider than the run's: the full profile runs its A/A copies every round; without a
+    prediction, the run's margin); None where it was not computed."""
     if power.power is None or power.sigma is None or full_rounds is None:
         return None
     assert power.published is not None
-    predicted = margin_at(verdict.claim.id, full_rounds) if margin_at else None
-    margin = power.margin if predicted is None else min(predicted, power.margin)
-    at_full = claim_power(
-        verdict.claim.bound, power.published, power.sigma, full_rounds, margin, SEARCH_TRIALS
+    claim_id = verdict.claim.id
+
+    def margin(rounds: int) -> float:
+        predicted = margin_at(claim_id, rounds) if margin_at else None
+        return power.margin if predicted is None else min(predicted, power.margin)
+
+    looks_taken = full_looks or [Look(0, 0, DECIDING_COVERAGE)]
+    schedule = [(full_rounds + look.extra_rounds, look.coverage) for look in looks_taken]
+    at_full = design_power_over_looks(
+        verdict.claim.bound, power.published, power.sigma, schedule, margin, SEARCH_TRIALS
     )
     return at_full.reaches(TARGET_POWER)
 
@@ -167,11 +177,12 @@ def plan_study(
     times: ReferenceTimes,
     full_rounds: int | None,
     margin_at: MarginAt | None = None,
+    full_looks: list[Look] | None = None,
 ) -> StudyPlan:
     claims, extra = [], {}
     for verdict in verdicts:
         power = design_power(verdict)
-        decides = full_decides(verdict, power, full_rounds, margin_at)
+        decides = full_decides(verdict, power, full_rounds, margin_at, full_looks)
         asks = None if decides in (None, True) else full_rounds_asked(verdict, power, margin_at)
         claims.append(ClaimPlan(verdict.claim.id, power, decides, asks))
         if not power.open or power.asks is None or power.power is None:
@@ -188,9 +199,11 @@ def plan(
     run_dir: Path,
     full_rounds: dict[str, int],
     margin_at: MarginAt | None = None,
+    full_looks: list[Look] | None = None,
 ) -> list[StudyPlan]:
     """Every study's plan, from its claims' verdicts on the run in `run_dir` (`margin_at`:
-    the margin a claim's A/A copies would set over a number of rounds, `full_decides`)."""
+    the margin a claim's A/A copies would set over a number of rounds; `full_looks`: the
+    full profile's looks, `full_decides`)."""
     times = ReferenceTimes.read(run_dir)
     studies = sorted({v.claim.study for v in verdicts if v.deciding is not None})
     return [
@@ -201,18 +214,27 @@ def plan(
             times,
             full_rounds.get(study),
             margin_at,
+            full_looks,
         )
         for study in studies
     ]
 
 
-def plan_text(plans: list[StudyPlan], run_id: str) -> str:
+def plan_text(plans: list[StudyPlan], run_id: str, full_looks: list[Look] | None = None) -> str:
     minutes = sum(p.minutes for p in plans)
     lines = [
         f"Run {run_id}: the open claims' extra rounds would take about {minutes:.1f} min of "
         f"measuring (priced from this run's own cell times; power by Monte Carlo, "
         f"{SEARCH_TRIALS} trials a step, good to a round or so)."
     ]
+    later = [look for look in full_looks or [] if look.index > 0]
+    if later:
+        lines.append(
+            f"The full profile's power counts its {len(later)} look(s) after its base rounds "
+            f"(up to {later[-1].extra_rounds} rounds more at {later[-1].coverage:.0%}), for a "
+            "claim its looks give their rounds to; the rounds a claim full misses asks for "
+            "are base rounds at 90%."
+        )
     for study_plan in plans:
         lines += study_plan.lines()
     return "\n".join(lines)
@@ -236,3 +258,12 @@ def full_rounds_from(group_vars: Path, studies: list[str]) -> dict[str, int]:
         if isinstance(merged.get("repeats"), int):
             rounds[study] = merged["repeats"]
     return rounds
+
+
+def full_looks_from(group_vars: Path) -> list[Look]:
+    """The full profile's looks (the base look first), from its adaptive knobs."""
+    import yaml
+
+    raw = yaml.safe_load((group_vars / "adaptive.yml").read_text()) or {}
+    knobs = read_adaptive(raw.get("perflab_adaptive"), raw.get("perflab_profiles_adaptive"), "full")
+    return looks(knobs, DECIDING_COVERAGE)

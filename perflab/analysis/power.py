@@ -246,3 +246,47 @@ def rounds_to_decide(
         return sum(shares) >= target
 
     return fewest_rounds(reaches)
+
+
+def design_power_over_looks(
+    bound: Bound,
+    published: float,
+    sigma: float,
+    schedule: list[tuple[int, float]],
+    margin_at: Callable[[int], float],
+    trials: int = SEARCH_TRIALS,
+    seed: int = 26,
+) -> Power:
+    """A profile's power for one claim over its looks: `schedule` the (rounds, coverage) of
+    each look, the base look first; a trial draws the last look's rounds once and is judged
+    at each look on its first rounds, at that look's coverage and with the margin the A/A
+    copies would set over as many rounds (`margin_at`), until a look decides it, as the
+    engine's looks do (perflab.analysis.adaptive.judge_looks). The null is taken at the
+    base look's margin. Counts a claim the looks give their rounds to: a profile whose look
+    minutes run out first decides less."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    first_rounds, last_rounds = schedule[0][0], schedule[-1][0]
+    if first_rounds < 2:
+        return Power(0.0, 0.0, last_rounds, 0.0)
+
+    def share(effect: float, want: str) -> float:
+        draws = [rng.gauss(math.log(effect), sigma) for _ in range(trials * last_rounds)]
+        logs = np.array(draws).reshape(trials, last_rounds)
+        verdicts: list[str | None] = [None] * trials
+        for rounds, coverage in schedule:
+            lows, highs = paired_log_t_bounds(logs[:, :rounds], coverage)
+            margin = margin_at(rounds)
+            label = f"paired t interval of {rounds} rounds"
+            for trial, (low, high) in enumerate(zip(lows.tolist(), highs.tolist(), strict=True)):
+                if verdicts[trial] in (HOLDS, FAILS):
+                    continue
+                interval = Interval(low, high, coverage, label)
+                verdicts[trial] = decide(interval, bound, margin, coverage)[0]
+        return sum(verdict == want for verdict in verdicts) / trials
+
+    holds = share(published, HOLDS)
+    refutes = share(null_effect(bound, published, margin_at(first_rounds)), FAILS)
+    error = max(math.sqrt(p * (1 - p) / trials) for p in (holds, refutes))
+    return Power(holds, refutes, last_rounds, error)
