@@ -399,3 +399,22 @@ def test_a_claim_whose_cells_a_host_cannot_run_says_what_they_need():
     assert "need" not in figure(judge(claim(needs="about 50 GB of memory"), rows))
     plain = judge(claim(numerator={"implementation": "huge", "scenario": "steady"}), rows)
     assert plain.verdict == NOT_MEASURED and "need" not in plain.reason
+
+
+def test_the_index_says_which_undecided_readings_more_rounds_could_decide():
+    from perflab.analysis.replication import reach_sentence
+
+    # CLOSE: 1.05x, inside the 10% zone around 1 at any number of rounds. NOISY: 1.6x over
+    # three rounds too spread to decide, past the zone: more rounds would decide it.
+    noisy = cells(three_repeats([120, 240, 160], [100, 100, 100]))
+    close, far = judge(claim(), CLOSE), judge(claim(), noisy)
+    assert close.verdict == AT_THRESHOLD and far.verdict == INCONCLUSIVE
+    both = reach_sentence(Replication("run-a", [close, far, judge(claim(), AHEAD)]))
+    assert both.startswith("Of the 2 undecided readings, 2 have a paired interval: 1 of them")
+    assert "more rounds would decide the other 1" in both
+    # Turned around: with the far reading alone, none sits out of reach.
+    alone = reach_sentence(Replication("run-a", [far]))
+    assert "0 of them sit where no design up to 30 rounds" in alone
+    assert "more rounds would decide the other 1" in alone
+    # Nothing undecided: nothing said.
+    assert reach_sentence(Replication("run-a", [judge(claim(), AHEAD)])) == ""

@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
-from perflab.analysis.power import rounds_to_decide
+from perflab.analysis.power import MOST_ROUNDS, rounds_to_decide
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -236,6 +236,24 @@ def settling(
         return settles_within(verdict, n, min(margin, now))
 
     return settles
+
+
+def beyond_any_design(verdicts: list[Verdict], margin_at: MarginAt | None) -> list[Verdict]:
+    """The undecided readings with a paired spread that no design up to MOST_ROUNDS rounds
+    would decide with TARGET_POWER chance were the effect measured the truth, even at the
+    margin their A/A copies would set over as many rounds: their effect sits in the noise
+    zone around the threshold, where more rounds narrow the interval but never move it
+    clear (the rest a plan can buy, perflab.analysis.planner)."""
+    undecided = [v for v in verdicts if v.verdict in (INCONCLUSIVE, AT_THRESHOLD)]
+    paired = [v for v in undecided if with_spread(v)]
+    settles = settling({v.claim.study: MOST_ROUNDS for v in paired}, margin_at)
+    return [v for v in paired if not settles(v)]
+
+
+def with_spread(verdict: Verdict) -> bool:
+    """Whether a reading's power can be computed: a ratio with a paired spread."""
+    pair = verdict.deciding
+    return verdict.claim.kind == "ratio" and pair is not None and pair.spread is not None
 
 
 def choose(

@@ -16,7 +16,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from perflab.analysis.adaptive import Ledger, Plan, judge_run_looks, plan_look
+from perflab.analysis.adaptive import (
+    Ledger,
+    Plan,
+    beyond_any_design,
+    judge_run_looks,
+    plan_look,
+    with_spread,
+)
 from perflab.analysis.checked_coverage import coverage_sentence, read_results
 from perflab.analysis.claims import Claim, read_claims
 from perflab.analysis.design_power import DesignPower, design_power, powers_sentence
@@ -31,6 +38,7 @@ from perflab.analysis.findings import (
 )
 from perflab.analysis.multiplicity import discoveries
 from perflab.analysis.noise import NoiseFloor, margins_by_look, noise_floor
+from perflab.analysis.power import MOST_ROUNDS, TARGET_POWER
 from perflab.analysis.published import (
     ReferenceRowsHook,
     read_reference_tables,
@@ -448,8 +456,27 @@ def headline_html(replication: Replication) -> list[str]:
         f"{len({v.claim.seed for v in verdicts})} seeds, decided on run "
         f"<code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
-        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))}</p>",
+        f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))} "
+        f"{html.escape(reach_sentence(replication))}</p>",
     ]
+
+
+def reach_sentence(replication: Replication) -> str:
+    """How many undecided readings more rounds could decide and how many no design could
+    (`adaptive.beyond_any_design`), at the effect this run measured."""
+    undecided = [v for v in replication.listed() if v.verdict in (INCONCLUSIVE, AT_THRESHOLD)]
+    paired = [v for v in undecided if with_spread(v)]
+    if not paired:
+        return ""
+    beyond = beyond_any_design(paired, replication.noise.margin_at)
+    return (
+        f"Of the {len(undecided)} undecided readings, {len(paired)} have a paired interval: "
+        f"{len(beyond)} of them sit where no design up to {MOST_ROUNDS} rounds would decide "
+        f"them with {TARGET_POWER:.0%} chance at the effect measured, even at the margin "
+        "their A/A copies would set over as many rounds (the effect lies in the noise zone "
+        f"around the threshold); more rounds would decide the other {len(paired) - len(beyond)}"
+        " (perflab plan prices them)."
+    )
 
 
 def index_html(replication: Replication, pages: dict[str, str]) -> str:
