@@ -4,14 +4,18 @@ still-undecided claims rest on, looked at after each step, within a cap of looks
 The schedule of looks is fixed before any data: look 0 is the base rounds, judged at the
 base coverage (90%: the most 3 vs 3 repeats can give); look k >= 1 comes after
 `first_look_rounds` more rounds (k = 1) or `rounds_per_look` more (k > 1) and demands
-`look_coverage` of every interval. A claim decided (or found at its threshold) at a look keeps
-that verdict; only the claims still inconclusive are looked at again.
+`look_coverage` of every interval. A claim decided at a look keeps that verdict; a claim still
+inconclusive or at its threshold is looked at again (perflab.analysis.adaptive.judge_looks).
 
 Why the later looks demand more: looking again gives a claim whose true effect sits on its
 threshold another chance to be decided by luck. The chance of a wrong decision at some look
 is at most the sum of each look's (Bonferroni over looks), so with the cap of `max_looks`
 fixed in advance the whole procedure errs with at most `family_error`, whatever the data
-and however many looks a run really takes. tests/test_adaptive.py simulates it.
+and however many looks a run really takes. tests/test_adaptive.py simulates it. The bound
+holds whatever margin a look judges with: a claim whose true effect is on its threshold is
+decided at a look only if that look's interval excludes the threshold, which a margin can
+make harder, never easier. The margin guards against drift the intervals cannot see, and
+a look's, from more A/A rounds, estimates that drift better than the base look's did.
 
 Standard library only: the benchmark host and the controller both read it.
 """
