@@ -358,6 +358,26 @@ def test_the_index_groups_a_conclusions_readings_under_one_row():
     assert 'class="conclusion"' not in apart.replace("tr.conclusion", "")
 
 
+def test_a_stack_reading_of_the_seeds_method_counts_under_the_steady_conclusion():
+    import dataclasses
+
+    from perflab.analysis.replication import conclusions, conclusions_sentence
+
+    steady = claim(id="x-beats-y", method="steady", sibling="x-beats-y-seed-method")
+    seed = claim(id="x-beats-y-seed-method", method="seed", sibling="x-beats-y")
+    # stack_of is what the claims file's stack expansion sets on the seed-stack copy.
+    stack = dataclasses.replace(
+        claim(id="x-beats-y-seed-method-seed-stack", method="seed"), stack_of=seed.id
+    )
+    assert set(conclusions([steady, seed, stack]).values()) == {"x-beats-y"}
+    readings = [judge(steady, AHEAD), judge(seed, AHEAD), judge(stack, BEHIND)]
+    assert "These 3 readings are 1 seed conclusions" in conclusions_sentence(readings, Judging())
+    page = index_html(Replication("run-a", readings), {})
+    assert "3 readings of one seed conclusion (holds 2, does not hold 1)" in page
+    # Without the seed-method claim among the readings, the stack reading stands alone.
+    assert conclusions([steady, stack])[stack.id] == seed.id
+
+
 def test_a_conclusion_must_name_a_claim_of_its_seed(tmp_path):
     from perflab.analysis.claims import ClaimsError, read_claims
 

@@ -381,6 +381,22 @@ def conclusion_of(claim: Claim) -> str:
     return base
 
 
+def conclusions(claims: list[Claim]) -> dict[str, str]:
+    """Each claim's seed conclusion, `conclusion_of` followed to its end among `claims`: a
+    library-stack reading of the seed's method reads the seed-method claim, which reads the
+    steady one (hello-sync-w10-beats-grpclib-asyncio-seed-method-seed-stack ->
+    ...-seed-method -> ...-steady): one conclusion, not two."""
+    by_id = {claim.id: claim for claim in claims}
+    found = {}
+    for claim in claims:
+        conclusion, seen = conclusion_of(claim), {claim.id}
+        while conclusion in by_id and conclusion not in seen:
+            seen.add(conclusion)
+            conclusion = conclusion_of(by_id[conclusion])
+        found[claim.id] = conclusion
+    return found
+
+
 def conclusions_sentence(
     verdicts: list[Verdict], judging: Judging, family_alpha: float | None = None
 ) -> str:
@@ -389,8 +405,9 @@ def conclusions_sentence(
     (perflab.analysis.multiplicity). `family_alpha`: the error the run's looks spend
     together (its ledger's family error; without looks, the base coverage's)."""
     groups: dict[str, set[str]] = {}
+    conclusion = conclusions([verdict.claim for verdict in verdicts])
     for verdict in verdicts:
-        groups.setdefault(conclusion_of(verdict.claim), set()).add(verdict.verdict)
+        groups.setdefault(conclusion[verdict.claim.id], set()).add(verdict.verdict)
     every = Counter(next(iter(found)) for found in groups.values() if len(found) == 1)
     mixed = sum(len(found) > 1 for found in groups.values())
     side = (1 - judging.coverage) / 2
@@ -452,7 +469,7 @@ def headline_html(replication: Replication) -> list[str]:
     family = ledger.family_error() if ledger is not None else None
     return [
         f"<p>{len(verdicts)} readings of "
-        f"{len({conclusion_of(v.claim) for v in verdicts})} published conclusions of "
+        f"{len(set(conclusions([v.claim for v in verdicts]).values()))} published conclusions of "
         f"{len({v.claim.seed for v in verdicts})} seeds, decided on run "
         f"<code>{html.escape(replication.run_id)}</code>: "
         f"{tally(verdicts)}.</p>",
@@ -538,11 +555,12 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
 
 
 def by_conclusion(verdicts: list[Verdict]) -> list[tuple[str, list[Verdict]]]:
-    """The readings grouped under the seed conclusion each reads (`conclusion_of`), the
+    """The readings grouped under the seed conclusion each reads (`conclusions`), the
     conclusions in the order of their first reading, the readings in theirs."""
     groups: dict[str, list[Verdict]] = {}
+    conclusion = conclusions([verdict.claim for verdict in verdicts])
     for verdict in verdicts:
-        groups.setdefault(conclusion_of(verdict.claim), []).append(verdict)
+        groups.setdefault(conclusion[verdict.claim.id], []).append(verdict)
     return list(groups.items())
 
 
