@@ -230,12 +230,26 @@ def settling(
 
     def settles(verdict: Verdict) -> bool:
         n = rounds.get(verdict.claim.study, 0)
-        predicted = margin_at(verdict.claim.id, n) if margin_at else None
         now = margin_for(verdict.claim, verdict.judging)
-        margin = now if predicted is None or verdict.claim.kind != "ratio" else predicted
-        return settles_within(verdict, n, min(margin, now))
+        if verdict.claim.kind != "ratio":
+            return settles_within(verdict, n, now)
+        return settles_within(verdict, n, margin_by_rounds(margin_at, verdict.claim.id, now)(n))
 
     return settles
+
+
+def margin_by_rounds(
+    margin_at: MarginAt | None, claim_id: str, now: float
+) -> Callable[[int], float]:
+    """The margin a claim would be judged with over a number of rounds: the one its A/A
+    copies would set (`margin_at`), never wider than the margin `now` it has (the
+    prediction rests on the same A/A rounds); `now` where none is predicted."""
+
+    def at(rounds: int) -> float:
+        predicted = margin_at(claim_id, rounds) if margin_at else None
+        return now if predicted is None else min(predicted, now)
+
+    return at
 
 
 def beyond_any_design(verdicts: list[Verdict], margin_at: MarginAt | None) -> list[Verdict]:

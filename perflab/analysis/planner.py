@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.analysis.adaptive import MarginAt
+from perflab.analysis.adaptive import MarginAt, margin_by_rounds
 from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.design_power import DesignPower, design_power
 from perflab.analysis.estimate import ReferenceTimes, price
@@ -136,12 +136,7 @@ def full_decides(
     if power.power is None or power.sigma is None or full_rounds is None:
         return None
     assert power.published is not None
-    claim_id = verdict.claim.id
-
-    def margin(rounds: int) -> float:
-        predicted = margin_at(claim_id, rounds) if margin_at else None
-        return power.margin if predicted is None else min(predicted, power.margin)
-
+    margin = margin_by_rounds(margin_at, verdict.claim.id, power.margin)
     looks_taken = full_looks or [Look(0, 0, DECIDING_COVERAGE)]
     schedule = [(full_rounds + look.extra_rounds, look.coverage) for look in looks_taken]
     at_full = design_power_over_looks(
@@ -157,16 +152,9 @@ def full_rounds_asked(
     spread `power` was computed with, the margin the A/A copies would set over as many
     rounds (None: no design up to MOST_ROUNDS reaches it)."""
     assert power.published is not None and power.sigma is not None
-    predicted = None
-    if margin_at is not None:
-        claim_id = verdict.claim.id
-
-        def predicted(rounds: int) -> float:
-            margin = margin_at(claim_id, rounds)
-            return power.margin if margin is None else margin
-
+    margin = margin_by_rounds(margin_at, verdict.claim.id, power.margin)
     return rounds_for(
-        verdict.claim.bound, power.published, power.sigma, power.margin, margin_at=predicted
+        verdict.claim.bound, power.published, power.sigma, power.margin, margin_at=margin
     )
 
 
