@@ -134,3 +134,35 @@ def test_the_looks_sentence_prints_each_shares_monte_carlo_error_where_recorded(
     # Results written before the errors were recorded print none.
     older = {"trials": 2000, "results": [look(1.0, True, 0.095, 0.06, 0.10)]}
     assert "+/-" not in coverage_sentence({**suite(*BASE), "looks": older}).split("adaptive")[1]
+
+
+def test_the_looks_sentence_names_a_claim_judged_again_on_its_base_cells():
+    def same_cells(record: dict) -> dict:
+        case = {**record["case"], "name": "same", "claim_in_look": False}
+        return {**record, "case": case}
+
+    looks = {
+        "trials": 2000,
+        "results": [
+            look(1.25, True, 0.89, 0.89, 0.125),
+            look(1.25, False, 0.55, 0.55, 0.19),
+            same_cells(look(1.25, True, 0.70, 0.70, 0.125)),
+            same_cells(look(1.25, False, 0.45, 0.45, 0.19)),
+        ],
+    }
+    text = coverage_sentence({**suite(*BASE), "looks": looks})
+    assert "at a true 1.25x the look's own A/A rounds" in text
+    assert "at a true 1.25x on its base cells alone the look's own A/A rounds" in text
+    assert "70% against 45%" in text
+
+
+def test_the_looks_sentence_gives_the_range_of_trials_where_cases_ran_different_counts():
+    looks = {
+        "trials": 2000,
+        "results": [
+            {**look(1.0, True, 0.095, 0.06, 0.10), "trials": 10_000},
+            {**look(1.25, True, 0.89, 0.89, 0.125), "trials": 2000},
+        ],
+    }
+    text = coverage_sentence({**suite(*BASE), "looks": looks})
+    assert "(2,000-10,000 trials a case)" in text

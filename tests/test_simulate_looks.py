@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
-from perflab.analysis.simulate_looks import LOOK_CASES, QUICK, simulate_looks
+import pytest
+
+from perflab.analysis.simulate_looks import LOOK_CASES, QUICK, LookCase, simulate_looks
 from perflab.contract.adaptive import read
 from tests.conftest import REPO
 
@@ -19,16 +21,28 @@ def test_the_simulated_schedule_is_the_quick_profile_s():
     assert read(knobs["perflab_adaptive"], knobs["perflab_profiles_adaptive"], "quick") == QUICK
 
 
-def test_a_claim_on_its_threshold_is_decided_within_the_stated_family_error():
-    case = next(c for c in LOOK_CASES if c.truth == 1.0)
+def case_of(truth_above_threshold: bool, claim_in_look: bool) -> LookCase:
+    return next(
+        c
+        for c in LOOK_CASES
+        if (c.truth > 1.0) == truth_above_threshold and c.claim_in_look == claim_in_look
+    )
+
+
+@pytest.mark.parametrize("claim_in_look", [True, False], ids=["new cells", "same cells"])
+def test_a_claim_on_its_threshold_is_decided_within_the_stated_family_error(claim_in_look):
+    case = case_of(False, claim_in_look)
     for aa_in_looks in (True, False):
         result = simulate_looks(case, TRIALS, aa_in_looks)
         assert result.keeps_family_error(), result.line()
         assert result.intervals == TRIALS
 
 
-def test_the_look_s_own_aa_rounds_decide_what_the_base_margin_hides():
-    case = next(c for c in LOOK_CASES if c.truth > 1.0)
+@pytest.mark.parametrize("claim_in_look", [True, False], ids=["new cells", "same cells"])
+def test_the_look_s_own_aa_rounds_decide_what_the_base_margin_hides(claim_in_look):
+    # Same cells: the look gives the claim no rounds, only its A/A copies, and judges its
+    # base cells again at 96% under the narrower margin (adaptive.keeps_later).
+    case = case_of(True, claim_in_look)
     own = simulate_looks(case, TRIALS, aa_in_looks=True)
     kept = simulate_looks(case, TRIALS, aa_in_looks=False)
     # Ten A/A rounds set a narrower margin than five...
@@ -43,11 +57,32 @@ def test_the_readme_quotes_the_committed_look_simulation():
     import json
 
     looks = json.loads((REPO / "data/reference/simulation.json").read_text())["looks"]
-    by = {(r["case"]["truth"], r["aa_in_looks"]): r for r in looks["results"]}
+    by = {
+        (r["case"]["truth"], r["aa_in_looks"]): r
+        for r in looks["results"]
+        if r["case"].get("claim_in_look", True)
+    }
     own, kept, null = by[(1.25, True)], by[(1.25, False)], by[(1.0, True)]
     readme = " ".join((REPO / "README.md").read_text().split())
-    trials = f"{looks['trials']:,}".replace(",", " ")
+    trials = f"{own.get('trials', looks['trials']):,}".replace(",", " ")
     assert (
         f"in {own['holds_share']:.1%} of {trials} trials against {kept['holds_share']:.1%} "
         f"with the base margin kept, and a claim on its threshold in {null['decided_share']:.1%}."
     ) in readme
+
+
+def test_rerunning_some_cases_keeps_the_others_records_with_their_trials():
+    from perflab.analysis.simulate_looks import records
+
+    first, second = (simulate_looks(case, 3) for case in LOOK_CASES[:2])
+    earlier = records([first, second])
+    earlier = {"trials": 10_000, "results": [dict(r) for r in earlier["results"]]}
+    for record in earlier["results"]:
+        del record["trials"]  # written before each record carried its count
+    rerun = simulate_looks(LOOK_CASES[1], 5)
+    merged = records([rerun], earlier)
+    by_name = {r["case"]["name"]: r for r in merged["results"]}
+    assert [r["case"]["name"] for r in merged["results"]] == [c.name for c in LOOK_CASES[:2]]
+    assert by_name[LOOK_CASES[0].name]["trials"] == 10_000
+    assert by_name[LOOK_CASES[1].name]["trials"] == 5
+    assert merged["trials"] == 5

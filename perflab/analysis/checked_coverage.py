@@ -94,14 +94,18 @@ def looks_sentence(looks: dict[str, Any] | None) -> str:
         if mine is None:
             continue
         how = "more" if mine["holds_share"] > without["holds_share"] else "no more"
+        # A claim the look gave no rounds is judged again on its base cells.
+        same = "" if mine["case"].get("claim_in_look", True) else " on its base cells alone"
         parts.append(
-            f"at a true {mine['case']['truth']:g}x the look's own A/A rounds (a margin of "
+            f"at a true {mine['case']['truth']:g}x{same} the look's own A/A rounds (a margin of "
             f"{mine['last_margin']:.0%} against the base rounds' {without['last_margin']:.0%}) "
             f"decided it {how} often: {mine['holds_share']:.0%}"
             f"{monte_carlo(mine, 'holds_error', 0)} against {without['holds_share']:.0%}"
             f"{monte_carlo(without, 'holds_error', 0)}"
         )
+    counts = sorted({r.get("trials", looks["trials"]) for r in records})
+    trials = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
     return (
-        f"The adaptive looks, simulated with their own A/A rounds ({looks['trials']:,} trials "
+        f"The adaptive looks, simulated with their own A/A rounds ({trials} trials "
         f"a case): {'; '.join(parts)}."
     )

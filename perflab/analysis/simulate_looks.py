@@ -14,6 +14,12 @@ report does. Two things are checked:
   the base rounds' margin hides is decided more often than it is with the base margin kept
   for every look (what the looks did before they repeated the A/A copies, issue 26).
 
+Each case runs twice over: the claim given the look's rounds, and the claim left on its
+base cells while the look gives rounds to a sibling claim and to the A/A copies they share.
+The second is judged again on the same cells at the look's stricter coverage and narrower
+margin (perflab.analysis.adaptive.keeps_later): there the family error rests on the 96%
+interval lying inside the 90% one, an argument these cases check.
+
 The schedule is the quick profile's (one look, 5 rounds more, 96% intervals).
 `make simulate` runs these cases beside perflab.analysis.simulation's and writes both to
 data/reference/simulation.json.
@@ -51,6 +57,9 @@ class LookCase:
     aa_sigma: float = 0.10
     base_rounds: int = BASE_ROUNDS
     adaptive: Adaptive = QUICK
+    # False: the look gives the claim's cells no rounds, only the A/A copies (a sibling
+    # claim of its study was chosen), so the look judges the same cells again.
+    claim_in_look: bool = True
 
 
 @dataclass(frozen=True)
@@ -130,9 +139,11 @@ def trial_rows(case: LookCase, rng: random.Random) -> tuple[list[dict], list[dic
     rounds = case.base_rounds + case.adaptive.rounds_before(case.adaptive.max_looks)
     claim_rows, aa_rows = [], []
     for repeat in range(1, rounds + 1):
+        # Drawn every round either way, so both modes of a case see the same base draws.
         a = 1000 * case.truth * math.exp(rng.gauss(0, case.sigma))
         b = 1000 * math.exp(rng.gauss(0, case.sigma))
-        claim_rows += [look_row("a", repeat, a), look_row("b", repeat, b)]
+        if case.claim_in_look or repeat <= case.base_rounds:
+            claim_rows += [look_row("a", repeat, a), look_row("b", repeat, b)]
         for copy in ("a", "b"):
             aa_rows.append(
                 look_row("b", repeat, 1000 * math.exp(rng.gauss(0, case.aa_sigma)), copy)
@@ -192,6 +203,19 @@ LOOK_CASES = (
     # The A/A spread of a hello steady cell on the quick reference (a 20% margin over 5
     # rounds), the claim's own spread half of it: an effect the base margin hides.
     LookCase("quick's look, 1.25x with a 20% base margin", truth=1.25),
+    # The look's rounds given to a sibling claim and the A/A copies only: the claim's base
+    # cells judged again at 96% under the look's margin.
+    # On the threshold with an A/A spread whose margin the look narrows (about 20% to 12%),
+    # so the look may decide the same cells the base look left open.
+    LookCase(
+        "quick's look, same cells, on the threshold, noise 5x the A/A's",
+        truth=1.0,
+        sigma=0.5,
+        claim_in_look=False,
+    ),
+    LookCase(
+        "quick's look, same cells, 1.25x with a 20% base margin", truth=1.25, claim_in_look=False
+    ),
 )
 
 
@@ -201,53 +225,68 @@ LOOK_CASES = (
 FULL_LOOK_TRIALS = 10_000
 
 
-def run_looks(trials: int = FULL_LOOK_TRIALS) -> list[LookResult]:
+def run_looks(trials: int = FULL_LOOK_TRIALS, only: str = "") -> list[LookResult]:
+    """Every case (or those whose name contains `only`), each in both modes."""
     results = []
-    for case in LOOK_CASES:
+    for case in (c for c in LOOK_CASES if only in c.name):
         for aa_in_looks in (True, False):
             results.append(simulate_looks(case, trials, aa_in_looks))
             print(results[-1].line(), flush=True)
     return results
 
 
-def records(results: list[LookResult]) -> dict:
-    """The results as simulation.json's `looks` entry."""
-    return {
-        "trials": results[0].trials if results else 0,
-        "results": [
-            {
-                "case": {
-                    "name": r.case.name,
-                    "truth": r.case.truth,
-                    "sigma": r.case.sigma,
-                    "aa_sigma": r.case.aa_sigma,
-                    "base_rounds": r.case.base_rounds,
-                    "adaptive": asdict(r.case.adaptive),
-                },
-                "aa_in_looks": r.aa_in_looks,
-                "decided_share": r.decided_share,
-                # Monte Carlo standard errors of the shares, as the index prints them.
-                "decided_error": math.sqrt(r.decided_share * (1 - r.decided_share) / r.trials),
-                "holds_share": r.holds_share,
-                "holds_error": math.sqrt(r.holds_share * (1 - r.holds_share) / r.trials),
-                "coverage": r.covered / r.intervals if r.intervals else None,
-                "last_margin": r.last_margin,
-                "family_error": r.family_error,
-                "keeps_family_error": r.keeps_family_error(),
-            }
-            for r in results
-        ],
-    }
+def record_key(record: dict) -> tuple[str, bool]:
+    return record["case"]["name"], record["aa_in_looks"]
+
+
+def records(results: list[LookResult], earlier: dict | None = None) -> dict:
+    """The results as simulation.json's `looks` entry, laid over the `earlier` entry's
+    records of the cases not run again (each record keeps its own trial count)."""
+    fresh = [
+        {
+            "case": {
+                "name": r.case.name,
+                "truth": r.case.truth,
+                "sigma": r.case.sigma,
+                "aa_sigma": r.case.aa_sigma,
+                "base_rounds": r.case.base_rounds,
+                "claim_in_look": r.case.claim_in_look,
+                "adaptive": asdict(r.case.adaptive),
+            },
+            "aa_in_looks": r.aa_in_looks,
+            "trials": r.trials,
+            "decided_share": r.decided_share,
+            # Monte Carlo standard errors of the shares, as the index prints them.
+            "decided_error": math.sqrt(r.decided_share * (1 - r.decided_share) / r.trials),
+            "holds_share": r.holds_share,
+            "holds_error": math.sqrt(r.holds_share * (1 - r.holds_share) / r.trials),
+            "coverage": r.covered / r.intervals if r.intervals else None,
+            "last_margin": r.last_margin,
+            "family_error": r.family_error,
+            "keeps_family_error": r.keeps_family_error(),
+        }
+        for r in results
+    ]
+    rerun = {record_key(record) for record in fresh}
+    kept = [r for r in (earlier or {}).get("results", []) if record_key(r) not in rerun]
+    # Records written before each carried its own count ran the entry's count.
+    kept = [{"trials": (earlier or {}).get("trials", 0), **r} for r in kept]
+    order = {(case.name, aa): i for i, case in enumerate(LOOK_CASES) for aa in (True, False)}
+    merged = sorted(kept + fresh, key=lambda r: order.get(record_key(r), len(order)))
+    return {"trials": min((r["trials"] for r in merged), default=0), "results": merged}
 
 
 def main(argv: list[str]) -> None:
-    """[trials]: the look cases, written over the `looks` entry of
-    data/reference/simulation.json (make simulate runs perflab.analysis.simulation first)."""
+    """[trials [name]]: the look cases (those whose name contains `name`), written into the
+    `looks` entry of data/reference/simulation.json over their earlier records (make
+    simulate runs perflab.analysis.simulation first, then every case)."""
     from perflab.analysis.simulation import RESULTS_FILE
 
     trials = int(argv[0]) if argv else FULL_LOOK_TRIALS
+    only = argv[1] if len(argv) > 1 else ""
     document = json.loads(RESULTS_FILE.read_text()) if RESULTS_FILE.is_file() else {}
-    document["looks"] = records(run_looks(trials))
+    earlier = document.get("looks") if only else None
+    document["looks"] = records(run_looks(trials, only), earlier)
     RESULTS_FILE.write_text(json.dumps(document, indent=1) + "\n")
 
 

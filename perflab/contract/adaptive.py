@@ -16,6 +16,9 @@ holds whatever margin a look judges with: a claim whose true effect is on its th
 decided at a look only if that look's interval excludes the threshold, which a margin can
 make harder, never easier. The margin guards against drift the intervals cannot see, and
 a look's, from more A/A rounds, estimates that drift better than the base look's did.
+A claim the look gives no rounds is judged again on its base cells at the look's coverage
+(perflab.analysis.adaptive.keeps_later); perflab.analysis.simulate_looks checks the bound
+for that path too.
 
 Standard library only: the benchmark host and the controller both read it.
 """
