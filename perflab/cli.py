@@ -336,14 +336,20 @@ def pooled_verdicts(args: argparse.Namespace) -> int:
     from perflab.analysis.claims import read_claims
     from perflab.analysis.pooled import pool_claims
     from perflab.analysis.pooled_page import render_pooled
-    from perflab.analysis.replication import CLAIMS_FILE
+    from perflab.analysis.replication import CLAIMS_FILE, reference_claims
     from perflab.analysis.sites import ReadingsError, collect_runs
 
-    # The claims alone: pooling needs no seed configurations (reference_claims reads the
-    # published tables too, minutes and gigabytes on a loaded machine).
-    claims = read_claims(Path(args.reference) / CLAIMS_FILE)
+    # The claims alone for pooling; a run folder among the sources is judged as its index
+    # judges it, with the seed configurations (reference_claims) its verdicts read.
+    reference = Path(args.reference)
+    claims = read_claims(reference / CLAIMS_FILE)
     try:
-        runs = collect_runs([Path(source) for source in args.runs], claims, claim_frame_hooks())
+        runs = collect_runs(
+            [Path(source) for source in args.runs],
+            claims,
+            claim_frame_hooks(),
+            lambda run: reference_claims(reference, run.seed_rows_hooks),
+        )
     except ReadingsError as exc:
         print(f"perflab verdicts: {exc}", file=sys.stderr)
         return 2
@@ -358,24 +364,26 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from perflab.analysis.claims import read_claims
-    from perflab.analysis.replication import CLAIMS_FILE
+    from perflab.analysis.replication import reference_claims
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
-    # The claims file alone: the seed configurations reference_claims adds change no verdict
-    # and cost gigabytes.
-    claims, out = read_claims(Path(args.reference) / CLAIMS_FILE), Path(args.out)
+    # The claims with the seed configurations, as the run's own index judges them: a claim
+    # whose seed figure sits inside the noise reads 'at its threshold' as expected there
+    # (verdicts.at_threshold), which the claims file alone cannot tell.
+    reference, out = Path(args.reference), Path(args.out)
     if args.commit is None:
         if refused_run_dir("readings", args.run):
             return 2
         run = read(Path(args.run), claim_frame_hooks())
+        claims = reference_claims(reference, run.seed_rows_hooks)
         print(write_readings(read_run_readings(run, claims), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
         run = read(folder, claim_frame_hooks())
+        claims = reference_claims(reference, run.seed_rows_hooks)
         print(write_readings(read_run_readings(run, claims, args.commit), out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)

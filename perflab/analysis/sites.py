@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -202,15 +203,22 @@ def load_readings(path: Path) -> RunReadings:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc
 
 
-def readings_of(source: Path, claims: list[Claim], hooks: StudyHooks) -> RunReadings:
+def readings_of(
+    source: Path,
+    claims: list[Claim],
+    hooks: StudyHooks,
+    claims_of_run: Callable[[Run], list[Claim]] | None = None,
+) -> RunReadings:
     """A readings file as it is, or a run folder judged now (with the studies' claim-frame
-    hooks)."""
+    hooks, and the claims `claims_of_run` gives for it: replication.reference_claims, as
+    its index judges it)."""
     from perflab.analysis.run import read
 
     if source.is_file():
         return load_readings(source)
     if (source / "manifest.json").is_file():
-        return read_run_readings(read(source, hooks), claims)
+        run = read(source, hooks)
+        return read_run_readings(run, claims_of_run(run) if claims_of_run else claims)
     raise ReadingsError(f"{source}: neither a readings file nor a run folder with manifest.json")
 
 
@@ -243,11 +251,17 @@ def recover_run(repo: Path, commit: str, run_id: str, into: Path) -> Path:
     return into / "data" / run_id
 
 
-def collect_runs(sources: list[Path], claims: list[Claim], hooks: StudyHooks) -> list[RunReadings]:
-    """Every source's readings; a run named twice is an error naming both sources."""
+def collect_runs(
+    sources: list[Path],
+    claims: list[Claim],
+    hooks: StudyHooks,
+    claims_of_run: Callable[[Run], list[Claim]] | None = None,
+) -> list[RunReadings]:
+    """Every source's readings (`claims_of_run`: see readings_of); a run named twice is an
+    error naming both sources."""
     runs: dict[str, tuple[Path, RunReadings]] = {}
     for source in sources:
-        run = readings_of(source, claims, hooks)
+        run = readings_of(source, claims, hooks, claims_of_run)
         if run.run_id in runs:
             raise ReadingsError(
                 f"run {run.run_id} is given twice: {runs[run.run_id][0]} and {source}"
