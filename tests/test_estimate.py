@@ -33,7 +33,7 @@ REFERENCE = (
 )
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
-PREVIOUS = REPO_ROOT / "data" / "20261127T044109Z-quick"
+PREVIOUS = REPO_ROOT / "data" / "20261127T082212Z-quick"
 
 
 @pytest.fixture(scope="module")
