@@ -86,3 +86,22 @@ def test_rerunning_some_cases_keeps_the_others_records_with_their_trials():
     assert by_name[LOOK_CASES[0].name]["trials"] == 10_000
     assert by_name[LOOK_CASES[1].name]["trials"] == 5
     assert merged["trials"] == 5
+
+
+def test_the_readme_quotes_the_committed_same_cells_simulation():
+    import json
+
+    looks = json.loads((REPO / "data/reference/simulation.json").read_text())["looks"]
+    by = {
+        (r["case"]["truth"], r["aa_in_looks"]): r
+        for r in looks["results"]
+        if not r["case"].get("claim_in_look", True)
+    }
+    own, kept, null = by[(1.25, True)], by[(1.25, False)], by[(1.0, True)]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    trials = f"{own['trials']:,}".replace(",", " ")
+    assert (
+        f"is decided on its threshold in {null['decided_share']:.1%} and holds at a true 1.25x "
+        f"in {own['holds_share']:.1%} against {kept['holds_share']:.1%} with the base margin "
+        f"kept ({trials} trials)"
+    ) in readme
