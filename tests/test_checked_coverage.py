@@ -166,3 +166,12 @@ def test_the_looks_sentence_gives_the_range_of_trials_where_cases_ran_different_
     }
     text = coverage_sentence({**suite(*BASE), "looks": looks})
     assert "(2,000-10,000 trials a case)" in text
+
+
+def test_a_monte_carlo_error_is_never_shown_as_zero():
+    from perflab.analysis.checked_coverage import monte_carlo
+
+    assert monte_carlo({"e": 0.0029}, "e", 0) == " +/- 0.3%"
+    assert monte_carlo({"e": 0.007}, "e", 0) == " +/- 1%"
+    assert monte_carlo({"e": 0.0}, "e", 0) == " +/- 0%"
+    assert monte_carlo({}, "e") == ""

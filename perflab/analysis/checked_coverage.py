@@ -66,7 +66,12 @@ def monte_carlo(record: dict[str, Any], key: str, digits: int = 1) -> str:
     """' +/- 0.5%': a share's Monte Carlo standard error where the record has it (results
     written before it was recorded have none: '')."""
     error = record.get(key)
-    return "" if error is None else f" +/- {error:.{digits}%}"
+    if error is None:
+        return ""
+    # One more digit where the asked ones would round a real error to '0%'.
+    if 0 < error * 100 < 0.5 * 10**-digits:
+        digits += 1
+    return f" +/- {error:.{digits}%}"
 
 
 def looks_sentence(looks: dict[str, Any] | None) -> str:
