@@ -53,18 +53,26 @@ def test_the_look_s_own_aa_rounds_decide_what_the_base_margin_hides(claim_in_loo
     assert own.holds_share - kept.holds_share > spread, (own.line(), kept.line())
 
 
-def test_the_readme_quotes_the_committed_look_simulation():
+def committed_looks(claim_in_look: bool) -> tuple[dict, dict, dict, str]:
+    """The committed 1.25x records (look's A/A rounds, base margin kept), the on-threshold
+    one, and their trial count as the README writes it, of the new-cells or same-cells
+    cases."""
     import json
 
     looks = json.loads((REPO / "data/reference/simulation.json").read_text())["looks"]
     by = {
         (r["case"]["truth"], r["aa_in_looks"]): r
         for r in looks["results"]
-        if r["case"].get("claim_in_look", True)
+        if r["case"].get("claim_in_look", True) == claim_in_look
     }
-    own, kept, null = by[(1.25, True)], by[(1.25, False)], by[(1.0, True)]
-    readme = " ".join((REPO / "README.md").read_text().split())
+    own = by[(1.25, True)]
     trials = f"{own.get('trials', looks['trials']):,}".replace(",", " ")
+    return own, by[(1.25, False)], by[(1.0, True)], trials
+
+
+def test_the_readme_quotes_the_committed_look_simulation():
+    own, kept, null, trials = committed_looks(claim_in_look=True)
+    readme = " ".join((REPO / "README.md").read_text().split())
     assert (
         f"in {own['holds_share']:.1%} of {trials} trials against {kept['holds_share']:.1%} "
         f"with the base margin kept, and a claim on its threshold in {null['decided_share']:.1%}."
@@ -89,17 +97,8 @@ def test_rerunning_some_cases_keeps_the_others_records_with_their_trials():
 
 
 def test_the_readme_quotes_the_committed_same_cells_simulation():
-    import json
-
-    looks = json.loads((REPO / "data/reference/simulation.json").read_text())["looks"]
-    by = {
-        (r["case"]["truth"], r["aa_in_looks"]): r
-        for r in looks["results"]
-        if not r["case"].get("claim_in_look", True)
-    }
-    own, kept, null = by[(1.25, True)], by[(1.25, False)], by[(1.0, True)]
+    own, kept, null, trials = committed_looks(claim_in_look=False)
     readme = " ".join((REPO / "README.md").read_text().split())
-    trials = f"{own['trials']:,}".replace(",", " ")
     assert (
         f"is decided on its threshold in {null['decided_share']:.1%} and holds at a true 1.25x "
         f"in {own['holds_share']:.1%} against {kept['holds_share']:.1%} with the base margin "

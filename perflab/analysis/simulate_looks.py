@@ -267,10 +267,14 @@ def records(results: list[LookResult], earlier: dict | None = None) -> dict:
         }
         for r in results
     ]
+    earlier = earlier or {}
     rerun = {record_key(record) for record in fresh}
-    kept = [r for r in (earlier or {}).get("results", []) if record_key(r) not in rerun]
     # Records written before each carried its own count ran the entry's count.
-    kept = [{"trials": (earlier or {}).get("trials", 0), **r} for r in kept]
+    kept = [
+        {"trials": earlier.get("trials", 0), **r}
+        for r in earlier.get("results", [])
+        if record_key(r) not in rerun
+    ]
     order = {(case.name, aa): i for i, case in enumerate(LOOK_CASES) for aa in (True, False)}
     merged = sorted(kept + fresh, key=lambda r: order.get(record_key(r), len(order)))
     return {"trials": min((r["trials"] for r in merged), default=0), "results": merged}
