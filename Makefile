@@ -50,14 +50,19 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Re-resolve requirements.lock from the hand-edited pins in requirements.txt (run after
-# editing them; commit both). uv runs from a venv of its own, never the controller's.
+# Re-resolve each lock from the hand-edited pins beside it (run after editing them; commit
+# both): the controller's requirements.lock, and the hosts' venvs (servers/python), whose
+# transitive libraries would otherwise float between two installs of one commit.
+# uv runs from a venv of its own, never the controller's.
 UV_VERSION := 0.13.9
+UV_COMPILE  = $(VENV)-lock/bin/uv pip compile --quiet --universal --python-version 3.11 \
+	--generate-hashes --custom-compile-command "make lock"
+HOST_LOCKS := servers/python/requirements.lock servers/python/requirements-seed001.lock
 lock:
 	$(PYTHON) -m venv $(VENV)-lock
 	$(VENV)-lock/bin/pip install --quiet uv==$(UV_VERSION)
-	$(VENV)-lock/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
-		--custom-compile-command "make lock" requirements.txt -o requirements.lock
+	$(UV_COMPILE) requirements.txt -o requirements.lock
+	$(foreach lock,$(HOST_LOCKS),$(UV_COMPILE) $(lock:.lock=.txt) -o $(lock) &&) true
 
 setup: venv
 	$(PLAYBOOK) playbooks/setup.yml

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import sys
 from pathlib import Path
 
+import pytest
+
 from perflab.contract.cell import CellRecord
-from perflab.host.manifest import build_manifest, stack_facts
+from perflab.host.manifest import build_manifest, stack_facts, venv_distributions
 
 COLLECTED = {"start": "2026-11-23T14:45:00Z", "end": "2026-11-23T14:49:00Z", "git_sha": "bbb"}
 
@@ -88,8 +92,21 @@ def test_stack_facts_carry_each_stack_roles_record_and_its_venvs_versions(tmp_pa
     # The other way: installed, so the versions its venv holds are read (none: no venv here).
     present = {**absent, "installed": True, "python": "3.8.18", "venv": str(tmp_path / "v")}
     (stacks / "seed000.json").write_text(json.dumps(present))
-    assert stack_facts(tmp_path)["seed000"] == {**present, "python_packages": {}}
+    assert stack_facts(tmp_path)["seed000"] == {
+        **present,
+        "python_packages": {},
+        "python_distributions": {},
+    }
     # A record that cannot be read says so, and counts as not installed.
     (stacks / "seed000.json").write_text("{")
     assert stack_facts(tmp_path)["seed000"]["installed"] is False
     assert stack_facts(tmp_path / "nowhere") == {}
+
+
+@pytest.mark.live  # it starts the venv's python
+def test_venv_distributions_name_the_transitive_libraries_at_their_versions(tmp_path):
+    # The controller's own venv: pytest's dependency pluggy is in no pin of ours.
+    found = venv_distributions(Path(sys.executable))
+    assert found["pluggy"] == importlib.metadata.version("pluggy")
+    assert found["numpy"] == importlib.metadata.version("numpy")
+    assert venv_distributions(tmp_path / "no-python") == {}

@@ -92,6 +92,21 @@ def venv_packages(python: Path) -> dict[str, str]:
     return json.loads(done.stdout) if done.returncode == 0 else {}
 
 
+def venv_distributions(python: Path) -> dict[str, str]:
+    """Every distribution the venv holds, name -> version: the transitive libraries too, so
+    two runs of one commit whose results differ can be checked for a library that moved."""
+    if not python.is_file():
+        return {}
+    script = (
+        "import importlib.metadata as m, json\n"
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))\n"
+    )
+    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {}
+    return dict(sorted(json.loads(done.stdout).items(), key=lambda item: item[0].lower()))
+
+
 def debian_versions() -> dict[str, str]:
     if shutil.which("dpkg-query") is None:
         return {}
@@ -123,6 +138,7 @@ def stack_facts(home: Path) -> dict[str, Any]:
         venv = str(record.get("venv") or "")
         if record.get("installed") and venv:
             record["python_packages"] = venv_packages(Path(venv) / "bin" / "python")
+            record["python_distributions"] = venv_distributions(Path(venv) / "bin" / "python")
         found[path.stem] = record
     return found
 
@@ -148,6 +164,7 @@ def host_facts(paths: HostPaths) -> dict[str, Any]:
             "iperf3": command_version(["iperf3", "--version"]),
             "ghz_installed": ghz_versions(paths.bin),
             "python_packages": venv_packages(paths.python),
+            "python_distributions": venv_distributions(paths.python),
             "debian_packages": debian_versions(),
             "stacks": stack_facts(paths.home),
         },
