@@ -336,20 +336,15 @@ def pooled_verdicts(args: argparse.Namespace) -> int:
     from perflab.analysis.claims import read_claims
     from perflab.analysis.pooled import pool_claims
     from perflab.analysis.pooled_page import render_pooled
-    from perflab.analysis.replication import CLAIMS_FILE, reference_claims
+    from perflab.analysis.published import CLAIMS_FILE
     from perflab.analysis.sites import ReadingsError, collect_runs
 
     # The claims alone for pooling; a run folder among the sources is judged as its index
-    # judges it, with the seed configurations (reference_claims) its verdicts read.
+    # judges it (sites.read_run_readings).
     reference = Path(args.reference)
     claims = read_claims(reference / CLAIMS_FILE)
     try:
-        runs = collect_runs(
-            [Path(source) for source in args.runs],
-            claims,
-            claim_frame_hooks(),
-            lambda run: reference_claims(reference, run.seed_rows_hooks),
-        )
+        runs = collect_runs([Path(source) for source in args.runs], reference, claim_frame_hooks())
     except ReadingsError as exc:
         print(f"perflab verdicts: {exc}", file=sys.stderr)
         return 2
@@ -364,27 +359,21 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from perflab.analysis.replication import reference_claims
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
-    # The claims with the seed configurations, as the run's own index judges them: a claim
-    # whose seed figure sits inside the noise reads 'at its threshold' as expected there
-    # (verdicts.at_threshold), which the claims file alone cannot tell.
     reference, out = Path(args.reference), Path(args.out)
     if args.commit is None:
         if refused_run_dir("readings", args.run):
             return 2
         run = read(Path(args.run), claim_frame_hooks())
-        claims = reference_claims(reference, run.seed_rows_hooks)
-        print(write_readings(read_run_readings(run, claims), out))
+        print(write_readings(read_run_readings(run, reference), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
         run = read(folder, claim_frame_hooks())
-        claims = reference_claims(reference, run.seed_rows_hooks)
-        print(write_readings(read_run_readings(run, claims, args.commit), out))
+        print(write_readings(read_run_readings(run, reference, args.commit), out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)
         return 2

@@ -107,6 +107,20 @@ def repo() -> Path:
 
 
 @pytest.fixture(scope="session")
+def localhost_reference():
+    """(run id, replication): the committed localhost reference run judged as its index
+    judges it. Judged once a session: the README, the index's power column and the run's
+    readings file are each checked against the same judgement."""
+    from perflab.analysis.replication import REFERENCE_RUNS_FILE, replicate
+    from perflab.analysis.run import read
+    from perflab.cli import claim_frame_hooks
+
+    reference = REPO / "data" / "reference"
+    run_id = yaml.safe_load((reference / REFERENCE_RUNS_FILE).read_text())["localhost"]
+    return run_id, replicate(read(REPO / "data" / run_id, claim_frame_hooks()), reference)
+
+
+@pytest.fixture(scope="session")
 def host_paths() -> HostPaths:
     """The prefix `make setup` installed (PERFLAB_HOME, default ~/.perflab), with this checkout
     as the source tree, so tests exercise the code being committed."""

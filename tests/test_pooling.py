@@ -63,7 +63,7 @@ def test_one_run_alone_keeps_the_single_run_verdicts():
     from perflab.cli import claim_frame_hooks
 
     claims = read_claims(REPO / "data" / "reference" / "claims.yml")
-    run = read_run_readings(read_folder(FIXTURE, claim_frame_hooks()), claims)
+    run = read_run_readings(read_folder(FIXTURE, claim_frame_hooks()), REPO / "data" / "reference")
     pooled = pool_claims(claims, [run])
     judged = {p.claim.id: p.verdict for p in pooled}
     assert judged == run.verdicts
@@ -183,26 +183,19 @@ def test_the_single_run_index_is_told_whether_the_pool_agrees(tmp_path):
     assert agreements(tmp_path / "none", [Verdict(CLAIM, HOLDS, "")]) == {}
 
 
-def test_a_runs_readings_file_carries_the_verdicts_its_own_index_shows(tmp_path):
+def test_a_runs_readings_file_carries_the_verdicts_its_own_index_shows(
+    tmp_path, localhost_reference
+):
     # The committed localhost reference, judged by `perflab readings` and by the index's
     # replication: a claim whose seed figure sits inside the noise at a configuration reads
     # 'at its threshold' as expected there (verdicts.at_threshold), which needs the seed
     # configurations; judged from the claims file alone, two watch claims of
     # 20261127T111956Z-quick read 'at its threshold' and 'inconclusive' in the readings
     # file while the index said 'holds'.
-    import yaml
-
-    from perflab.analysis.replication import replicate
-    from perflab.analysis.run import read as read_folder
-    from perflab.cli import claim_frame_hooks
-
-    reference = REPO / "data" / "reference"
-    run_id = yaml.safe_load((reference / "reference_runs.yml").read_text())["localhost"]
-    folder = REPO / "data" / run_id
+    run_id, index = localhost_reference
     out = tmp_path / "readings"
-    assert main(["readings", "--run", str(folder), "--out", str(out)]) == 0
+    assert main(["readings", "--run", str(REPO / "data" / run_id), "--out", str(out)]) == 0
     written = load_readings(out / f"{run_id}.json")
-    index = replicate(read_folder(folder, claim_frame_hooks()), reference)
     assert written.verdicts == {v.claim.id: v.verdict for v in index.verdicts}
     # The committed readings file is the one the command writes.
     committed = load_readings(REPO / "data" / "readings" / f"{run_id}.json")

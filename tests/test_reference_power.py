@@ -12,9 +12,7 @@ import yaml
 
 from perflab.analysis.claims import BOUND_FORMS
 from perflab.analysis.findings import stated_test
-from perflab.analysis.replication import REFERENCE_RUNS_FILE, index_html, replicate
-from perflab.analysis.run import read as read_folder
-from perflab.cli import claim_frame_hooks
+from perflab.analysis.replication import index_html
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "data" / "reference"
@@ -46,9 +44,8 @@ def test_every_claim_in_the_file_states_its_bound():
     assert unstated == []
 
 
-def test_every_claim_on_the_reference_index_shows_its_bound_and_its_power():
-    run_id = yaml.safe_load((REFERENCE / REFERENCE_RUNS_FILE).read_text())["localhost"]
-    replication = replicate(read_folder(REPO / "data" / run_id, claim_frame_hooks()), REFERENCE)
+def test_every_claim_on_the_reference_index_shows_its_bound_and_its_power(localhost_reference):
+    _, replication = localhost_reference
     page = index_html(replication, {})
     # The claims' table is the page's last (the noise table before it has the same class).
     rows = ROW.findall(page[page.rindex('<table class="verdicts">') :])

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.claims import Claim, ClaimsError, PublishedFrom, Selector
+from perflab.analysis.claims import Claim, ClaimsError, PublishedFrom, Selector, read_claims
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +51,8 @@ CELL_COLUMNS = ["study", "scenario", "implementation", "client", "concurrency", 
 # rows (long, params as JSON text, the shared derived metrics among them) -> the same rows
 # with its own columns, plus its own derived rows.
 ReferenceRowsHook = Callable[["pd.DataFrame"], "pd.DataFrame"]
+# The claims file in a reference folder (data/reference).
+CLAIMS_FILE = "claims.yml"
 
 
 def read_reference_tables(
@@ -322,3 +324,13 @@ def published_problems(
                 f"{claim.id}: published {claim.published}, the tables give {computed:.4g}"
             )
     return problems
+
+
+def reference_claims(
+    reference_dir: Path, hooks: Mapping[str, ReferenceRowsHook] | None = None
+) -> list[Claim]:
+    """The claims, with the seed configurations each covers from the reference tables (each
+    study's own metrics derived by its hook in `hooks`, Run.seed_rows_hooks)."""
+    return with_seed_configurations(
+        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir, hooks)
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from perflab.analysis.adaptive import (
     with_spread,
 )
 from perflab.analysis.checked_coverage import coverage_sentence, read_results
-from perflab.analysis.claims import Claim, read_claims
+from perflab.analysis.claims import Claim
 from perflab.analysis.design_power import DesignPower, design_power, powers_sentence
 from perflab.analysis.findings import (
     Readers,
@@ -39,11 +38,7 @@ from perflab.analysis.findings import (
 from perflab.analysis.multiplicity import discoveries
 from perflab.analysis.noise import NoiseFloor, margins_by_look, noise_floor
 from perflab.analysis.power import MOST_ROUNDS, TARGET_POWER
-from perflab.analysis.published import (
-    ReferenceRowsHook,
-    read_reference_tables,
-    with_seed_configurations,
-)
+from perflab.analysis.published import reference_claims
 from perflab.analysis.run import Run, StudyHooks, read
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
@@ -61,7 +56,6 @@ from perflab.analysis.verdicts import (
 )
 from perflab.contract.adaptive import Adaptive
 
-CLAIMS_FILE = "claims.yml"
 REFERENCE_RUNS_FILE = "reference_runs.yml"
 COLOURS = {
     HOLDS: "#1a7f37",
@@ -180,16 +174,6 @@ def reference_run(run: Run, reference_dir: Path) -> Path | None:
         return None
     folder = reference_dir.parent / named
     return folder if folder.is_dir() else None
-
-
-def reference_claims(
-    reference_dir: Path, hooks: Mapping[str, ReferenceRowsHook] | None = None
-) -> list[Claim]:
-    """The claims, with the seed configurations each covers from the reference tables (each
-    study's own metrics derived by its hook in `hooks`, Run.seed_rows_hooks)."""
-    return with_seed_configurations(
-        read_claims(reference_dir / CLAIMS_FILE), read_reference_tables(reference_dir, hooks)
-    )
 
 
 def plan_next_look(run: Run, reference_dir: Path, adaptive: Adaptive, index: int) -> Plan:

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.claim_ids import current_id
-from perflab.analysis.claims import Claim
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 if TYPE_CHECKING:
@@ -147,13 +145,16 @@ def reading_of(verdict: Verdict) -> list[Reading]:
     return readings
 
 
-def read_run_readings(run: Run, claims: list[Claim], recovered_from: str = "") -> RunReadings:
-    """A run's readings, judged as its own report judges it (perflab.analysis.replication,
-    whose `reference_claims` the caller passes)."""
+def read_run_readings(run: Run, reference_dir: Path, recovered_from: str = "") -> RunReadings:
+    """A run's readings, judged as its own report judges it (perflab.analysis.replication):
+    with the claims of `reference_dir` and the seed configurations each covers, so a claim
+    whose seed figure sits inside the noise reads 'at its threshold' as its index says."""
     from perflab.analysis.adaptive import judge_run_looks
     from perflab.analysis.noise import margins_by_look, noise_floor
+    from perflab.analysis.published import reference_claims
     from perflab.analysis.verdicts import Judging
 
+    claims = reference_claims(reference_dir, run.seed_rows_hooks)
     manifest = run.manifest or {}
     # As replication.replicate judges a run for its index, without the reference beside it.
     by_study = noise_floor(run, claims).judging_by_study()
@@ -203,22 +204,15 @@ def load_readings(path: Path) -> RunReadings:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc
 
 
-def readings_of(
-    source: Path,
-    claims: list[Claim],
-    hooks: StudyHooks,
-    claims_of_run: Callable[[Run], list[Claim]] | None = None,
-) -> RunReadings:
+def readings_of(source: Path, reference_dir: Path, hooks: StudyHooks) -> RunReadings:
     """A readings file as it is, or a run folder judged now (with the studies' claim-frame
-    hooks, and the claims `claims_of_run` gives for it: replication.reference_claims, as
-    its index judges it)."""
+    hooks, against `reference_dir` as read_run_readings judges it)."""
     from perflab.analysis.run import read
 
     if source.is_file():
         return load_readings(source)
     if (source / "manifest.json").is_file():
-        run = read(source, hooks)
-        return read_run_readings(run, claims_of_run(run) if claims_of_run else claims)
+        return read_run_readings(read(source, hooks), reference_dir)
     raise ReadingsError(f"{source}: neither a readings file nor a run folder with manifest.json")
 
 
@@ -251,17 +245,12 @@ def recover_run(repo: Path, commit: str, run_id: str, into: Path) -> Path:
     return into / "data" / run_id
 
 
-def collect_runs(
-    sources: list[Path],
-    claims: list[Claim],
-    hooks: StudyHooks,
-    claims_of_run: Callable[[Run], list[Claim]] | None = None,
-) -> list[RunReadings]:
-    """Every source's readings (`claims_of_run`: see readings_of); a run named twice is an
-    error naming both sources."""
+def collect_runs(sources: list[Path], reference_dir: Path, hooks: StudyHooks) -> list[RunReadings]:
+    """Every source's readings (see readings_of); a run named twice is an error naming both
+    sources."""
     runs: dict[str, tuple[Path, RunReadings]] = {}
     for source in sources:
-        run = readings_of(source, claims, hooks, claims_of_run)
+        run = readings_of(source, reference_dir, hooks)
         if run.run_id in runs:
             raise ReadingsError(
                 f"run {run.run_id} is given twice: {runs[run.run_id][0]} and {source}"
