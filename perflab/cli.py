@@ -334,6 +334,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
 def pooled_verdicts(args: argparse.Namespace) -> int:
     from perflab.analysis.claims import read_claims
+    from perflab.analysis.fixes import FixesError, measured_with_fixes, read_fixes
     from perflab.analysis.pooled import pool_claims
     from perflab.analysis.pooled_page import render_pooled
     from perflab.analysis.published import CLAIMS_FILE
@@ -345,11 +346,14 @@ def pooled_verdicts(args: argparse.Namespace) -> int:
     claims = read_claims(reference / CLAIMS_FILE)
     try:
         runs = collect_runs([Path(source) for source in args.runs], reference, claim_frame_hooks())
-    except ReadingsError as exc:
+        fixes = read_fixes(reference, [claim.id for claim in claims])
+    except (ReadingsError, FixesError) as exc:
         print(f"perflab verdicts: {exc}", file=sys.stderr)
         return 2
+    # A reading measured without a later fix to its figure is left out of the pool.
+    runs, left_out = measured_with_fixes(runs, fixes)
     readings = pool_claims(claims, runs)
-    print(render_pooled(readings, runs, Path(args.out)))
+    print(render_pooled(readings, runs, Path(args.out), left_out.sentence(fixes)))
     return 0
 
 
@@ -359,6 +363,7 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from perflab.analysis.fixes import git_contains
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
@@ -367,13 +372,16 @@ def cmd_readings(args: argparse.Namespace) -> int:
         if refused_run_dir("readings", args.run):
             return 2
         run = read(Path(args.run), claim_frame_hooks())
-        print(write_readings(read_run_readings(run, reference), out))
+        print(
+            write_readings(read_run_readings(run, reference, contains=git_contains(Path("."))), out)
+        )
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
         run = read(folder, claim_frame_hooks())
-        print(write_readings(read_run_readings(run, reference, args.commit), out))
+        readings = read_run_readings(run, reference, args.commit, git_contains(Path(".")))
+        print(write_readings(readings, out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)
         return 2

@@ -183,6 +183,7 @@ def test_the_single_run_index_is_told_whether_the_pool_agrees(tmp_path):
     assert agreements(tmp_path / "none", [Verdict(CLAIM, HOLDS, "")]) == {}
 
 
+@pytest.mark.live  # `perflab readings` asks git which measurement fixes the run held
 def test_a_runs_readings_file_carries_the_verdicts_its_own_index_shows(
     tmp_path, localhost_reference
 ):
@@ -200,3 +201,4 @@ def test_a_runs_readings_file_carries_the_verdicts_its_own_index_shows(
     # The committed readings file is the one the command writes.
     committed = load_readings(REPO / "data" / "readings" / f"{run_id}.json")
     assert committed.verdicts == written.verdicts
+    assert committed.fixes == written.fixes and all(written.fixes.values())

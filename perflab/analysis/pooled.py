@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim
 from perflab.analysis.decisions import decide
@@ -33,6 +34,9 @@ from perflab.analysis.verdicts import (
     natural,
     needed_alone,
 )
+
+if TYPE_CHECKING:
+    from perflab.analysis.fixes import MeasurementFix
 
 NOT_POOLED_KINDS = {"error_rate": "an error rate is not pooled: a rate of 0 has no log"}
 
@@ -279,14 +283,19 @@ def agreement(single: str, pooled: PooledReading | None) -> str:
     return f"pooled differs: {pooled.verdict} {over}"
 
 
-def agreements(readings_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:
+def agreements(
+    readings_dir: Path, verdicts: list[Verdict], fixes: list[MeasurementFix] | None = None
+) -> dict[str, str]:
     """Per claim, whether the pooled evidence of the runs in `readings_dir` (their readings
     files) agrees with this verdict: what a single run's index shows beside it. Empty
     where there are fewer than two runs to pool."""
+    from perflab.analysis.fixes import measured_with_fixes
     from perflab.analysis.sites import load_readings
 
     files = sorted(readings_dir.glob("*.json")) if readings_dir.is_dir() else []
     if len(files) < 2:
         return {}
     runs = [load_readings(path) for path in files]
+    if fixes:
+        runs, _ = measured_with_fixes(runs, fixes)
     return {v.claim.id: agreement(v.verdict, pool_claim(v.claim, runs)) for v in verdicts}

@@ -171,7 +171,12 @@ METHOD = (
 )
 
 
-def page(readings: list[PooledReading], runs: list[RunReadings], figures: dict[str, str]) -> str:
+def page(
+    readings: list[PooledReading],
+    runs: list[RunReadings],
+    figures: dict[str, str],
+    left_out: str = "",
+) -> str:
     head = [
         "seed",
         "claim",
@@ -190,6 +195,7 @@ def page(readings: list[PooledReading], runs: list[RunReadings], figures: dict[s
         f"<style>{STYLE}</style></head><body>",
         "<h1>Every run a site: verdicts pooled across machines</h1>",
         f"<p>{html.escape(lead(readings, runs))}</p>",
+        *([f'<p class="left-out">{html.escape(left_out)}</p>'] if left_out else []),
         "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>",
         "</thead><tbody>",
         *summary_rows(readings, runs),
@@ -245,8 +251,11 @@ def claim_section(reading: PooledReading, figure: str | None) -> list[str]:
     return lines
 
 
-def render_pooled(readings: list[PooledReading], runs: list[RunReadings], out_dir: Path) -> Path:
-    """index.html and one forest plot per pooled claim under `out_dir`."""
+def render_pooled(
+    readings: list[PooledReading], runs: list[RunReadings], out_dir: Path, left_out: str = ""
+) -> Path:
+    """index.html and one forest plot per pooled claim under `out_dir`; `left_out` says which
+    readings pooling set aside (fixes.LeftOut.sentence)."""
     from perflab.analysis.forest import forest_plot
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -261,5 +270,5 @@ def render_pooled(readings: list[PooledReading], runs: list[RunReadings], out_di
             forest_plot(reading, folder / name)
             figures[reading.claim.id] = f"{FIGURES}/{name}"
     index = out_dir / "index.html"
-    index.write_text(page(readings, runs, figures))
+    index.write_text(page(readings, runs, figures, left_out))
     return index

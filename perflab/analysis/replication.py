@@ -295,10 +295,12 @@ def judge_other(
 
 
 def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str, str]:
+    from perflab.analysis.fixes import read_fixes
     from perflab.analysis.pooled import agreements
     from perflab.analysis.sites import READINGS_DIR
 
-    return agreements(reference_dir.parent / READINGS_DIR, verdicts)
+    fixes = read_fixes(reference_dir, [verdict.claim.id for verdict in verdicts])
+    return agreements(reference_dir.parent / READINGS_DIR, verdicts, fixes)
 
 
 SAME = "same"

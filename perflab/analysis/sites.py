@@ -31,6 +31,7 @@ from perflab.analysis.claim_ids import current_id
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 if TYPE_CHECKING:
+    from perflab.analysis.fixes import Contains
     from perflab.analysis.run import Run, StudyHooks
 
 READINGS_DIR = "readings"
@@ -97,6 +98,8 @@ class RunReadings:
     not_measured: dict[str, str] = field(default_factory=dict)
     # Where the run folder came from: "" (this checkout) or the commit that held it.
     recovered_from: str = ""
+    # Fix commit (perflab.analysis.fixes) -> whether the run's commit held it; None: unknown.
+    fixes: dict[str, bool | None] = field(default_factory=dict)
 
     def site(self) -> str:
         """The site's key: topology, every host's machine facts, and the boot."""
@@ -145,17 +148,22 @@ def reading_of(verdict: Verdict) -> list[Reading]:
     return readings
 
 
-def read_run_readings(run: Run, reference_dir: Path, recovered_from: str = "") -> RunReadings:
+def read_run_readings(
+    run: Run, reference_dir: Path, recovered_from: str = "", contains: Contains | None = None
+) -> RunReadings:
     """A run's readings, judged as its own report judges it (perflab.analysis.replication):
     with the claims of `reference_dir` and the seed configurations each covers, so a claim
-    whose seed figure sits inside the noise reads 'at its threshold' as its index says."""
+    whose seed figure sits inside the noise reads 'at its threshold' as its index says.
+    `contains` (fixes.git_contains) says which measurement fixes the run's commit held."""
     from perflab.analysis.adaptive import judge_run_looks
+    from perflab.analysis.fixes import fix_states, read_fixes
     from perflab.analysis.noise import margins_by_look, noise_floor
     from perflab.analysis.published import reference_claims
     from perflab.analysis.verdicts import Judging
 
     claims = reference_claims(reference_dir, run.seed_rows_hooks)
     manifest = run.manifest or {}
+    commit = str(manifest.get("git_sha", ""))
     # As replication.replicate judges a run for its index, without the reference beside it.
     by_study = noise_floor(run, claims).judging_by_study()
     ledger = run.ledger
@@ -168,7 +176,7 @@ def read_run_readings(run: Run, reference_dir: Path, recovered_from: str = "") -
     }
     return RunReadings(
         run_id=str(manifest.get("run_id", run.run_id)),
-        commit=str(manifest.get("git_sha", "")),
+        commit=commit,
         start=str(manifest.get("start", "")),
         topology=str(manifest.get("topology", "localhost")),
         profile=str(manifest.get("profile", "")),
@@ -177,6 +185,9 @@ def read_run_readings(run: Run, reference_dir: Path, recovered_from: str = "") -
         verdicts={v.claim.id: v.verdict for v in verdicts},
         not_measured={v.claim.id: v.reason for v in verdicts if v.verdict == NOT_MEASURED},
         recovered_from=recovered_from,
+        fixes=fix_states(commit, read_fixes(reference_dir, [c.id for c in claims]), contains)
+        if contains
+        else {},
     )
 
 
