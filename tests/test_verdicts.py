@@ -216,7 +216,20 @@ def test_holds_rests_on_the_configuration_closest_to_the_threshold():
     verdict = judge(claim(), cells(rows))
     assert verdict.verdict == HOLDS
     assert verdict.deciding.key == {"concurrency": "10"}
-    assert "the weakest of 2 configurations" in verdict.sentence()
+    # The one shown is chosen by its interval, and the sentence says so.
+    said = "(it holds in 2 of 2 configurations; shown: the one whose interval comes nearest"
+    assert said in verdict.sentence()
+    assert "weakest" not in verdict.sentence()
+
+
+def test_an_equivalence_over_configurations_names_no_nearest_one():
+    # Equivalence shows the first configuration that holds, not one chosen by its interval.
+    rows = three_repeats([100, 101, 102], [99, 100, 101], concurrency=2) + three_repeats(
+        [100, 102, 101], [100, 101, 99], concurrency=10
+    )
+    verdict = judge(claim(direction="within", threshold=0.3), cells(rows))
+    assert verdict.verdict == HOLDS
+    assert "(it holds in 2 of 2 configurations)" in verdict.sentence()
 
 
 def test_inconclusive_rests_on_the_configuration_reaching_furthest_past_the_threshold():

@@ -204,11 +204,12 @@ class Verdict:
             # What the configuration shown did, which a claim undecided overall may differ from.
             shown = self.deciding.verdict
             alike = sum(pair.verdict == shown for pair in self.pairs)
-            of = (
-                f" (the weakest of {len(self.pairs)} configurations)"
-                if self.verdict == HOLDS
-                else f" (it {STATES[shown]} in {alike} of {len(self.pairs)} configurations)"
-            )
+            of = f" (it {STATES[shown]} in {alike} of {len(self.pairs)} configurations"
+            # weakest() picks by interval, not by effect: a larger effect with a wider
+            # interval can be the one shown, so the sentence says which rule chose it.
+            if self.verdict == HOLDS and claim.bound.test == DIRECTION:
+                of += "; shown: the one whose interval comes nearest the threshold"
+            of += ")"
         lead = self.verdict[0].upper() + self.verdict[1:]
         return (
             f"{lead}: {subject} is {self.measured()}{where}{of}; "
