@@ -12,7 +12,7 @@ import pandas as pd
 
 from perflab.analysis.claims import BAND, DIRECTION, Bound
 from perflab.analysis.design_power import design_power, powers_sentence
-from perflab.analysis.replication import Replication, index_html
+from perflab.analysis.replication import Replication, index_html, margins_text, margins_used
 from perflab.analysis.simulation import Case, rate_claim, rate_rows, ratio_claim, ratio_rows
 from perflab.analysis.verdicts import HOLDS, INCONCLUSIVE, Judging, Verdict, judge
 
@@ -56,7 +56,7 @@ def test_a_noisy_run_was_underpowered_and_says_how_many_rounds_would_decide():
     assert f"does not hold, and {power.settles} rounds would decide it" in power.short()
     said = powers_sentence([power])
     assert "0 of 1 claims had at least 80%" in said
-    assert f"1 would reach it with more rounds (at most {power.needs})" in said
+    assert f"more rounds would bring that power to 80% for 1 (at most {power.needs} rounds)" in said
 
 
 def test_the_spread_is_the_deciding_pairs_per_round_log_ratios():
@@ -81,7 +81,8 @@ def test_a_figure_inside_the_margin_needs_no_number_of_rounds():
     assert power.settles is None
     assert "does not hold, and no number of rounds up to 30 decides it" in power.short()
     assert power.asks is None
-    assert "0 would reach it with more rounds, 1 with none up to 30" in powers_sentence([power])
+    said = powers_sentence([power])
+    assert "that power to 80% for 0 and no number up to 30 for 1" in said
 
 
 def test_claims_without_a_paired_ratio_say_why_no_power():
@@ -156,3 +157,38 @@ def test_a_within_band_the_seed_gives_no_figure_for_is_priced_at_no_difference()
     faster = replace(stable, bound=Bound(DIRECTION, "greater", 1.0))
     unpriced = design_power(judge(faster, frame, judging=JUDGING))
     assert unpriced.power is None and "no figure" in unpriced.reason
+
+
+def test_an_open_claim_is_priced_at_the_margin_more_rounds_would_set():
+    # 1.05x inside a 10% margin: no number of rounds decides it at that margin, but the
+    # claim's A/A copies would narrow it to 1% over more rounds, and then rounds do.
+    verdict = judged(truth=1.05, sigma=0.05, seed=2)
+    assert verdict.verdict != HOLDS
+    assert design_power(verdict).settles is None
+    narrowed = design_power(verdict, margin_at=lambda rounds: 0.01)
+    assert narrowed.settles is not None
+    assert f"{narrowed.settles} rounds would decide it" in narrowed.short()
+
+
+def test_an_open_claim_without_a_seed_figure_still_says_what_would_decide_it():
+    verdict = judged(truth=1.05, sigma=0.05, seed=2)
+    unpublished = replace(verdict, claim=replace(verdict.claim, published=None))
+    at_margin = design_power(unpublished).short()
+    assert at_margin.startswith("not computed: the seed publishes no figure to test; at the ")
+    assert at_margin.endswith("no number of rounds up to 30 decides it")
+    narrowed = design_power(unpublished, margin_at=lambda rounds: 0.01)
+    assert narrowed.power is None and narrowed.settles is not None
+    assert narrowed.short().endswith(f"{narrowed.settles} rounds would decide it")
+    # A decided claim without a figure says only why no power is shown.
+    decided = replace(judged(1.5, 0.01), claim=replace(verdict.claim, published=None))
+    assert design_power(decided).short() == "not computed: the seed publishes no figure to test"
+
+
+def test_the_margin_list_shows_each_looks_margins_as_the_verdicts_used_them():
+    assert margins_text({0: [0.35, 0.35], 1: [0.25]}) == "35% at the base rounds, 25% at look 1"
+    assert margins_text({0: [0.22, 1.0, 0.5]}) == "22-100%"
+    assert margins_text({0: [0.1]}) == "10%"
+    verdict = judged(truth=1.5, sigma=0.01)
+    at_look = replace(verdict, look=1, judging=Judging(margin=0.2))
+    used = margins_used([verdict, at_look])
+    assert used == {(verdict.claim.study, verdict.claim.metric): {0: [0.1], 1: [0.2]}}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from perflab.analysis.claims import BAND, DIRECTION, Bound, Claim
@@ -155,7 +156,14 @@ class DesignPower:
         """The index cell: the rounds, each share beside the figure it is priced at, both
         chances at the effect measured, and the rounds an open claim needs."""
         if self.power is None:
-            return f"not computed: {self.reason}"
+            said = f"not computed: {self.reason}"
+            if self.open and self.effect is not None:
+                said += f"; at the {self.figure(self.effect)} this run measured, " + (
+                    f"{self.settles} {self.unit()} would decide it"
+                    if self.settles is not None
+                    else f"no number of {self.unit()} up to {MOST_ROUNDS} decides it"
+                )
+            return said
         parts = [f"{self.power.rounds} {self.unit()}", self.priced()]
         if self.noise_note:
             parts.append(self.noise_note)
@@ -228,14 +236,21 @@ def noise_note(bound: Bound, margin: float, metric: str) -> str:
     return said if confirmable(bound, margin) else f"no run this noisy reads 'holds' ({said})"
 
 
-def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
-    """The power of the design `verdict` was decided on, for its claim."""
+def design_power(
+    verdict: Verdict,
+    trials: int = INDEX_TRIALS,
+    margin_at: Callable[[int], float] | None = None,
+) -> DesignPower:
+    """The power of the design `verdict` was decided on, for its claim. `margin_at`: the
+    margin its A/A copies would set over a number of rounds (adaptive.margin_by_rounds),
+    with which an open claim's rounds are priced, as the index's headline and the planner
+    price them; None: the margin it has now at every number of rounds."""
     claim, pair = verdict.claim, verdict.deciding
     if claim.kind not in ("ratio", "error_rate"):
         return DesignPower(claim.id, None, reason=f"a {claim.kind.replace('_', ' ')} claim")
     published, unstated = priced_at(claim)
     if published is None:
-        return DesignPower(claim.id, None, reason="the seed publishes no figure to test")
+        return unpriced(verdict, margin_at)
     if pair is None:
         return DesignPower(claim.id, None, reason="not measured")
     if claim.kind == "error_rate":
@@ -258,8 +273,8 @@ def design_power(verdict: Verdict, trials: int = INDEX_TRIALS) -> DesignPower:
     }
     if verdict.verdict not in OPEN:
         return DesignPower(claim.id, power, pair.spread, margin, **said)
-    needs = rounds_for(bound, published, pair.spread, margin)
-    settles = rounds_to_decide(bound, pair.effect, pair.spread, margin)
+    needs = rounds_for(bound, published, pair.spread, margin, margin_at=margin_at)
+    settles = rounds_to_decide(bound, pair.effect, pair.spread, margin, margin_at=margin_at)
     return DesignPower(claim.id, power, pair.spread, margin, True, needs, settles=settles, **said)
 
 
@@ -272,6 +287,28 @@ def priced_at(claim: Claim) -> tuple[float | None, bool]:
     if claim.bound.test == BAND and not claim.bound.about:
         return claim.bound.limit, True
     return None, False
+
+
+def unpriced(verdict: Verdict, margin_at: Callable[[int], float] | None) -> DesignPower:
+    """A claim the seed gives no figure for has no power to state; an open one still has
+    the rounds that would decide it at the effect measured, which the index's headline
+    counts (adaptive.beyond_any_design)."""
+    reason = "the seed publishes no figure to test"
+    claim, pair = verdict.claim, verdict.deciding
+    if claim.kind != "ratio" or pair is None or pair.spread is None or verdict.verdict not in OPEN:
+        return DesignPower(claim.id, None, reason=reason)
+    margin = margin_for(claim, verdict.judging)
+    settles = rounds_to_decide(claim.bound, pair.effect, pair.spread, margin, margin_at=margin_at)
+    return DesignPower(
+        claim.id,
+        None,
+        pair.spread,
+        margin,
+        True,
+        effect=pair.effect,
+        settles=settles,
+        reason=reason,
+    )
 
 
 def error_rate_power(verdict: Verdict, pair: PairResult, trials: int) -> DesignPower:
@@ -321,11 +358,13 @@ def powers_sentence(powers: list[DesignPower]) -> str:
         f"the seed's figure and 'does not hold' at the null"
     )
     if still_open:
+        # A different question from the headline's (whether rounds decide a claim at the
+        # effect measured): the power a design would have at the seed's own figure.
         text += (
-            f"; of the {len(still_open)} still open, {len(reachable)} would reach it with "
-            f"more rounds"
-            + (f" (at most {max(reachable)})" if reachable else "")
-            + f", {len(still_open) - len(reachable)} with none up to {MOST_ROUNDS}"
+            f"; for the {len(still_open)} of them still undecided, more rounds would bring "
+            f"that power to {TARGET_POWER:.0%} for {len(reachable)}"
+            + (f" (at most {max(reachable)} rounds)" if reachable else "")
+            + f" and no number up to {MOST_ROUNDS} for {len(still_open) - len(reachable)}"
         )
     skipped = Counter(p.reason for p in powers if p.power is None)
     if skipped:

@@ -43,18 +43,18 @@ class MeasurementFix:
         return self.commit[:8]
 
 
-def read_fixes(reference_dir: Path, claim_ids: Iterable[str]) -> list[MeasurementFix]:
-    """The fixes of `reference_dir`, each naming only claims the claims file has."""
+def read_fixes(reference_dir: Path, claim_ids: Iterable[str] | None = None) -> list[MeasurementFix]:
+    """The fixes of `reference_dir`, each naming only claims in `claim_ids` (the claims
+    file's; None: not checked, for a caller judging some claims only)."""
     path = reference_dir / FIXES_FILE
     if not path.is_file():
         return []
-    known = set(claim_ids)
     fixes = []
     for entry in yaml.safe_load(path.read_text()) or []:
         commit, claims = str(entry.get("commit", "")), entry.get("claims") or []
         if len(commit) != 40 or not claims:
             raise FixesError(f"{path}: {entry!r} needs a full commit and its claims")
-        unknown = sorted(set(claims) - known)
+        unknown = sorted(set(claims) - set(claim_ids)) if claim_ids is not None else []
         if unknown:
             raise FixesError(f"{path}: fix {commit[:8]} names unknown claims {unknown}")
         fixes.append(MeasurementFix(commit, str(entry.get("what", "")), frozenset(claims)))

@@ -24,7 +24,7 @@ from perflab.analysis.power import (
     design_power_over_looks,
     rounds_for,
 )
-from perflab.analysis.verdicts import Verdict
+from perflab.analysis.verdicts import Verdict, margin_for
 from perflab.contract.adaptive import Look, configuration_of, looks
 from perflab.contract.adaptive import read as read_adaptive
 from perflab.contract.cell import cell_record
@@ -169,7 +169,13 @@ def plan_study(
 ) -> StudyPlan:
     claims, extra = [], {}
     for verdict in verdicts:
-        power = design_power(verdict)
+        # The rounds an open claim asks for, at the margin its A/A copies would set.
+        power = design_power(
+            verdict,
+            margin_at=margin_by_rounds(
+                margin_at, verdict.claim.id, margin_for(verdict.claim, verdict.judging)
+            ),
+        )
         decides = full_decides(verdict, power, full_rounds, margin_at, full_looks)
         asks = None if decides in (None, True) else full_rounds_asked(verdict, power, margin_at)
         claims.append(ClaimPlan(verdict.claim.id, power, decides, asks))

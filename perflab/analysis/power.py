@@ -235,14 +235,18 @@ def rounds_to_decide(
     margin: float,
     target: float = TARGET_POWER,
     trials: int = SEARCH_TRIALS,
+    margin_at: Callable[[int], float] | None = None,
 ) -> int | None:
     """The fewest rounds (up to MOST_ROUNDS) at which a run whose true effect is `effect`
     (e.g. the one a run measured) is decided, 'holds' or 'does not hold', with chance
     `target`; None where none is (an effect inside the margin zone stays at its threshold
-    however many rounds run)."""
+    however many rounds run). `margin_at`: as rounds_for's."""
 
     def reaches(rounds: int) -> bool:
-        shares = verdict_shares(bound, effect, sigma, rounds, margin, trials, random.Random(26))
+        judged_with = min(margin, margin_at(rounds)) if margin_at else margin
+        shares = verdict_shares(
+            bound, effect, sigma, rounds, judged_with, trials, random.Random(26)
+        )
         return sum(shares) >= target
 
     return fewest_rounds(reaches)

@@ -20,6 +20,7 @@ from perflab.analysis.adaptive import (
     Plan,
     beyond_any_design,
     judge_run_looks,
+    margin_by_rounds,
     plan_look,
     with_spread,
 )
@@ -52,6 +53,7 @@ from perflab.analysis.verdicts import (
     Judging,
     Verdict,
     format_effect,
+    margin_for,
     percent,
 )
 from perflab.contract.adaptive import Adaptive
@@ -112,24 +114,40 @@ class Replication:
             return self.verdicts
         return [v for v in self.verdicts if v.claim.study in self.studies]
 
+    def powers(self) -> dict[str, DesignPower]:
+        """Each listed claim's design power; an open claim's rounds priced at the margin
+        its A/A copies would set over them, as the headline (reach_sentence) and the
+        planner price them, so the index's counts and its power column agree."""
+        return {
+            v.claim.id: design_power(
+                v,
+                margin_at=margin_by_rounds(
+                    self.noise.margin_at, v.claim.id, margin_for(v.claim, v.judging)
+                ),
+            )
+            for v in self.listed()
+        }
+
     def margin_sentence(self) -> str:
-        """How the data decide: the margin (per study where A/A cells set one)."""
+        """How the data decide: the margins the listed verdicts were judged with, per study
+        and metric and per look (a look's A/A rounds narrow them)."""
         if not self.by_study:
             return self.judging.sentence()
+        used = margins_used(self.listed())
         margins = "; ".join(
-            f"{'/'.join(key) if isinstance(key, tuple) else key} {judging.margin:.0%}"
-            for key, judging in sorted(self.by_study.items(), key=lambda item: str(item[0]))
-            if isinstance(key, tuple)
+            f"{study}/{metric} {margins_text(by_look)}"
+            + ("" if (study, metric) in self.by_study else " (no A/A of this metric: its study's)")
+            for (study, metric), by_look in sorted(used.items())
         )
         return (
-            f"Decision margin per study and metric, each from that metric's own A/A cells (the "
-            f"far end of its A/A ratio's 90% interval, never below {MIN_MARGIN:.0%}): "
-            f"{margins} (where a study runs an A/A configuration per kind of client or method, "
-            "the widest; each claim is judged with its own kind's, see the noise floor table); "
-            f"{self.judging.margin:.0%} for a metric without A/A cells. A decided "
-            f"verdict clears its threshold by its metric's margin with an "
-            f"interval of at least {percent(self.judging.coverage)} coverage; an interval "
-            "wholly inside the margin zone is 'at its threshold'."
+            f"Decision margin per study and metric, as the verdicts below are judged, each from "
+            f"that metric's own A/A cells (the far end of its A/A ratio's 90% interval, never "
+            f"below {MIN_MARGIN:.0%}): {margins}. Where a study runs an A/A configuration per "
+            "kind of client or method, each claim is judged with its own kind's (the range "
+            "shown; see the noise floor table); a claim decided at a look is judged with the "
+            "margin of that look's A/A rounds. A decided verdict clears its threshold by its "
+            f"metric's margin with an interval of at least {percent(self.judging.coverage)} "
+            "coverage; an interval wholly inside the margin zone is 'at its threshold'."
         )
 
     def for_study(self, study: str) -> Replication:
@@ -299,7 +317,8 @@ def pooled_agreements(reference_dir: Path, verdicts: list[Verdict]) -> dict[str,
     from perflab.analysis.pooled import agreements
     from perflab.analysis.sites import READINGS_DIR
 
-    fixes = read_fixes(reference_dir, [verdict.claim.id for verdict in verdicts])
+    # The verdicts may be some claims only: the fixes file is checked where runs are pooled.
+    fixes = read_fixes(reference_dir)
     return agreements(reference_dir.parent / READINGS_DIR, verdicts, fixes)
 
 
@@ -439,6 +458,34 @@ def published_figure(claim: Claim, missing: str = "") -> str:
     return missing if claim.published is None else published_text(claim)
 
 
+def margins_used(verdicts: list[Verdict]) -> dict[tuple[str, str], dict[int, list[float]]]:
+    """(study, metric) -> look -> the margins its ratio verdicts were judged with there."""
+    used: dict[tuple[str, str], dict[int, list[float]]] = {}
+    for verdict in verdicts:
+        if verdict.claim.kind != "ratio" or verdict.deciding is None:
+            continue
+        key = (verdict.claim.study, verdict.claim.metric)
+        used.setdefault(key, {}).setdefault(verdict.look, []).append(
+            margin_for(verdict.claim, verdict.judging)
+        )
+    return used
+
+
+def margins_text(by_look: dict[int, list[float]]) -> str:
+    """'25%', '22-100%', or '35% at the base rounds, 25% at look 1'."""
+
+    def span(margins: list[float]) -> str:
+        low, high = round(min(margins) * 100), round(max(margins) * 100)
+        return f"{low}%" if low == high else f"{low}-{high}%"
+
+    if len(by_look) == 1:
+        return span(next(iter(by_look.values())))
+    return ", ".join(
+        f"{span(margins)} at " + ("the base rounds" if look == 0 else f"look {look}")
+        for look, margins in sorted(by_look.items())
+    )
+
+
 def badge(verdict: str) -> str:
     colour = COLOURS[verdict]
     return (
@@ -504,7 +551,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             + "</p>"
         )
     lines += [f"<p>{html.escape(text)}</p>" for text in seed_paragraphs(replication.listed())]
-    powers = {v.claim.id: design_power(v) for v in replication.listed()}
+    powers = replication.powers()
     lines.append(f"<p>{html.escape(powers_sentence(list(powers.values())))} {POWER_NOTE}</p>")
     if replication.coverage:
         lines.append(f"<p>{html.escape(replication.coverage)}</p>")
