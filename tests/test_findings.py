@@ -3,6 +3,8 @@ on a constructed case, and on the case where it must come out the other way."""
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -217,19 +219,28 @@ def test_the_index_of_a_small_run_shows_each_claims_metric_numerator_regime_and_
     )
     page = index_html(replication, {})
     rows = {v.claim.id: page[page.index(f"<b>{v.claim.id}</b>") :] for v in verdicts}
+    rows = {claim_id: row[: row.index("</tr>")] for claim_id, row in rows.items()}
     for claim_id, row in rows.items():
-        row = row[: row.index("</tr>")]
         assert "rps, " in row or "elapsed_per_1000_orders, " in row, claim_id
         assert "(numerator) over" in row, claim_id
-    assert "250 ms" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
-    assert "grpcio 9.9.9" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
-    assert "grpcio 1.28.1" in rows["far-claim"][: rows["far-claim"].index("</tr>")]
-    assert "loopback" in rows["lan-claim"][: rows["lan-claim"].index("</tr>")]
-    assert (
-        "Scaled folder: 0.15x folder" in rows["folder-claim"][: rows["folder-claim"].index("</tr>")]
-    )
-    stack_row = rows["stack-claim-seed-stack"][: rows["stack-claim-seed-stack"].index("</tr>")]
-    assert "this run grpcio 1.62.1" in stack_row and "the seed grpcio 1.62.1" in stack_row
+    # Each row names its context lines by number; each line is said once, above the table.
+    notes = dict(re.findall(r'<li id="context-(\d+)">([^<]*)</li>', page))
+    assert notes and all(page.count(f">{note}</li>") == 1 for note in notes.values())
+
+    def context(claim_id: str) -> str:
+        linked = re.findall(r'href="#context-(\d+)"', rows[claim_id])
+        return html.unescape(" | ".join(notes[number] for number in linked))
+
+    assert "250 ms" in context("far-claim")
+    assert "grpcio 9.9.9" in context("far-claim") and "grpcio 1.28.1" in context("far-claim")
+    assert "loopback" in context("lan-claim")
+    assert "Scaled folder: 0.15x folder" in context("folder-claim")
+    stack = context("stack-claim-seed-stack")
+    assert "this run grpcio 1.62.1" in stack and "the seed grpcio 1.62.1" in stack
+    # Turned around: a claim with no regime and no library stack links no line.
+    plain = Replication("run-b", [judge(claim(study="watch"), AHEAD)], readers=READERS)
+    bare = index_html(replace(plain, manifest=MANIFEST), {})
+    assert "context-" not in bare and "Context the rows refer to" not in bare
     # One paragraph per seed above the table, and the study page says the regime too.
     assert page.index("Seed 000 (aws_io; 1 claims)") < page.index('<table class="verdicts">')
     assert "250 ms" in study_html(replace(replication, verdicts=verdicts[:1]))

@@ -104,14 +104,14 @@ def test_study_page_opens_with_sentences_and_the_reference_beside_them():
     )
     assert 'id="claim-a-beats-b"' in page
     assert f">{FAILS}</span>" in page
-    assert "<b>Differs from</b> the reference run: holds, 2.00x" in page
+    assert "<b>Verdict differs from</b> the reference run: holds, 2.00x" in page
     agreeing = study_html(
         Replication("run-a", [judge(claim(), AHEAD)], "ref", [judge(claim(), AHEAD)])
     )
-    assert "Same as the reference run" in agreeing
+    assert "Same verdict as the reference run" in agreeing
     absent = judge(claim(numerator={"implementation": "c"}), AHEAD)
     new = study_html(Replication("run-a", [judge(claim(), AHEAD)], "ref", [absent]))
-    assert "<b>Differs from</b> the reference run: not measured.</small>" in new
+    assert "<b>Verdict differs from</b> the reference run: not measured.</small>" in new
     assert study_html(Replication("run-a", [])).startswith("<p>The seeds state no claim")
     # The cells a verdict rests on are named, folded under a count.
     verdict = judge(claim(), AHEAD)

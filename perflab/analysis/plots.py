@@ -197,10 +197,13 @@ def forest_panel(ax, rows: list[dict], log: bool) -> None:  # ax: matplotlib Axe
     ax.set_ylim(0.3, len(ordered) + 0.7)
     if log:
         ax.set_xscale("log")
+        log_ticks(ax.xaxis)
         ax.set_xlabel("measured factor with its interval (log scale); | threshold, ◇ published")
     else:
         ax.set_xlabel("error rate, % (per cell, with its interval); | threshold, ◇ published")
     ax.grid(True, axis="x", alpha=0.3)
+    # A panel of a hundred claims is taller than a screen: its scale is read at the top too.
+    ax.tick_params(axis="x", top=True, labeltop=True)
 
 
 def log_ticks(axis) -> None:  # axis: a matplotlib Axis

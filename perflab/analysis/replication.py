@@ -559,14 +559,14 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     head.append("power of this design")
     head.append("configurations")
     if replication.reference is not None:
-        head += ["reference run", ""]
+        head += ["reference run", "≠"]
     head.append("evidence")
     # The notebook theme right-aligns output table cells (':not(.jp-RenderedMarkdown)
     # .jp-RenderedHTMLCommon td'): words read better from the left, so this rule names the
     # same container to outrank it.
     lines.append(
         "<style>.jp-RenderedHTMLCommon table.verdicts td, .jp-RenderedHTMLCommon "
-        "table.verdicts th {text-align: left; vertical-align: top} "
+        "table.verdicts th {text-align: left; vertical-align: top; overflow-wrap: anywhere} "
         "table.verdicts tr.conclusion td {background: #eef2f8; padding-top: 0.8em}</style>"
     )
     listed = replication.listed()
@@ -576,13 +576,15 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             f"<p>The {len(verdicts) - len(listed)} claims of the studies this run did not "
             f"include ({', '.join(left_out)}) are not listed.</p>"
         )
+    notes = context_notes(replication, listed)
+    lines.append(context_list_html(notes))
     lines.append('<table class="verdicts"><thead><tr>')
     lines += [f"<th>{html.escape(h)}</th>" for h in head]
     lines.append("</tr></thead><tbody>")
     for conclusion, readings in by_conclusion(listed):
         if len(readings) > 1:
             lines.append(conclusion_row(conclusion, readings, len(head)))
-        lines += [index_row(replication, v, pages, powers[v.claim.id]) for v in readings]
+        lines += [index_row(replication, v, pages, powers[v.claim.id], notes) for v in readings]
     lines.append("</tbody></table>")
     return "\n".join(lines)
 
@@ -609,14 +611,19 @@ def conclusion_row(conclusion: str, readings: list[Verdict], columns: int) -> st
 
 
 def index_row(
-    replication: Replication, verdict: Verdict, pages: dict[str, str], power: DesignPower
+    replication: Replication,
+    verdict: Verdict,
+    pages: dict[str, str],
+    power: DesignPower,
+    notes: list[str],
 ) -> str:
-    """One claim's row of the index table (columns as `index_html` names them)."""
+    """One claim's row of the index table (columns as `index_html` names them; `notes`
+    the context list above it, context_notes)."""
     claim = verdict.claim
     cells = [
         html.escape(claim.seed_number),
         f"<b>{html.escape(claim.id)}</b>{reading_label(claim)}<br>"
-        f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim)}",
+        f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim, notes)}",
         html.escape(stated_test(claim)),
         html.escape(published_figure(claim)),
         html.escape(verdict.measured()),
@@ -656,9 +663,39 @@ def context_lines(replication: Replication, claim: Claim) -> list[str]:
     return lines + ([versions] if versions else [])
 
 
-def context_html(replication: Replication, claim: Claim) -> str:
+def context_inline_html(replication: Replication, claim: Claim) -> str:
+    """The claim's context lines in full, for a study page's few claims."""
     lines = context_lines(replication, claim)
     return "".join(f"<br><small><i>{html.escape(line)}</i></small>" for line in lines)
+
+
+def context_notes(replication: Replication, verdicts: list[Verdict]) -> list[str]:
+    """Every distinct context line of the listed claims, in the order the rows first need
+    them: said once above the table, and named by number in each row (one library line
+    repeated under 179 claims buried the rows it explained)."""
+    notes: dict[str, None] = {}
+    for verdict in verdicts:
+        notes.update(dict.fromkeys(context_lines(replication, verdict.claim)))
+    return list(notes)
+
+
+def context_list_html(notes: list[str]) -> str:
+    if not notes:
+        return ""
+    items = "".join(
+        f'<li id="context-{number}">{html.escape(note)}</li>'
+        for number, note in enumerate(notes, start=1)
+    )
+    return f"<p>Context the rows refer to by number:</p><ol>{items}</ol>"
+
+
+def context_html(replication: Replication, claim: Claim, notes: list[str]) -> str:
+    """The claim's context notes by number, linked to the list above the table."""
+    numbers = [notes.index(line) + 1 for line in context_lines(replication, claim)]
+    if not numbers:
+        return ""
+    links = ", ".join(f'<a href="#context-{n}">{n}</a>' for n in numbers)
+    return f"<br><small>context: {links}</small>"
 
 
 def pooled_note(replication: Replication, claim: Claim) -> str:
@@ -819,7 +856,7 @@ def study_html(replication: Replication) -> str:
             f"<b>{html.escape(claim.id)}</b> (seed {html.escape(claim.seed_number)}, "
             f"published {html.escape(published_figure(claim, 'no figure'))}): "
             f"{html.escape(verdict.sentence())}{reading_label(claim)}"
-            f"{context_html(replication, claim)}"
+            f"{context_inline_html(replication, claim)}"
         )
         other = replication.reference_of(claim)
         if replication.reference is not None:
@@ -829,7 +866,12 @@ def study_html(replication: Replication) -> str:
                 if other is not None and other.deciding is not None
                 else NOT_MEASURED
             )
-            mark = " <b>Differs from</b>" if replication.differs(verdict) else " Same as"
+            # The verdicts are compared, not the effects, which may differ widely.
+            mark = (
+                " <b>Verdict differs from</b>"
+                if replication.differs(verdict)
+                else " Same verdict as"
+            )
             item += f"<br><small>{mark} the reference run: {html.escape(said)}.</small>"
         if len(verdict.pairs) > 1 or verdict.coverage():
             item += f"<br>{rests_on(verdict)}"
