@@ -300,6 +300,21 @@ def test_several_searches_give_the_union_of_their_brackets():
     assert (b.low, b.high, b.searches) == (2000, 2300, 2)
 
 
+def test_a_server_one_search_of_which_the_generator_stopped_says_how_many():
+    # grpc_aio on 20261127T111956Z-quick: two searches held 2 500 and 2 750 req/s, one hit
+    # the generator's limit at its first rate; the row read "generator limit at the first
+    # rate" beside the held rates.
+    found = [
+        search("aio", (2500, 2750, "server"), [], n=1),
+        search("aio", (2750, 3000, "server"), [], n=2),
+        search("aio", (0, 0, "generator"), [], n=3),
+    ]
+    (b,) = capacity.brackets(found)
+    assert b.text() == "not placed (generator limit at the first rate in 1 of 3 searches)"
+    (alone,) = capacity.brackets(found[2:])
+    assert alone.text() == "not placed (generator limit at the first rate)"
+
+
 def test_a_knee_is_placed_only_by_enough_searches_each_within_the_width_both_ways():
     three = [search("py", (2000, 2150, "server"), [], n=i) for i in (1, 2, 3)]
     (b,) = capacity.brackets(three)
@@ -487,7 +502,10 @@ def test_the_fixture_run_reads_into_steps_with_server_cpu_and_a_bracket_per_serv
     assert {s.implementation for s in found} == {"cpp", "go", "grpcio_sync_w1"}
     assert not steps.empty and (steps["server_cores"] > 0).all()
     assert all(b.text() for b in capacity.brackets(found))
-    assert "<h2>Capacity: the knee at the SLO</h2>" in capacity.index_html(read_folder(FIXTURE))
+    shown = capacity.index_html(read_folder(FIXTURE))
+    assert "<h2>Capacity: the knee at the SLO</h2>" in shown
+    slo = capacity.slo_ms(found)
+    assert f"holds with p99 ≤ {slo:g} ms (the SLO)" in shown
 
 
 def test_an_old_ladder_run_is_named_and_not_analysed():

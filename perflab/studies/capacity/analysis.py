@@ -207,6 +207,8 @@ class Bracket:
     searches: int
     why: str
     each: tuple[tuple[float, float], ...] = ()
+    # How many of the searches ended at `limit` (the others placed a knee of their own).
+    at_limit: int = 0
 
     def each_text(self) -> str:
         """Each search's own bracket, where more than one search placed the knee."""
@@ -221,10 +223,13 @@ class Bracket:
         return self.limit == "server" and sum(tight) >= searches
 
     def text(self) -> str:
+        # One search stopped by the generator leaves the server unplaced, even where the
+        # others held rates: said with the count, the row's held rates read as they are.
+        of = f" in {self.at_limit} of {self.searches} searches" if self.searches > 1 else ""
         if self.limit == "generator" and self.low == 0:
-            return "not placed (generator limit at the first rate)"
+            return f"not placed (generator limit at the first rate{of})"
         if self.limit == "generator":
-            return f"at least {self.low:,.0f} (generator limit on this machine)"
+            return f"at least {self.low:,.0f} (generator limit on this machine{of})"
         if self.limit == "search_max":
             return f"at least {self.low:,.0f} (every rate up to the search's highest held)"
         if self.limit == "unplaced" or self.low == 0:
@@ -249,7 +254,8 @@ def brackets(found: list[Search]) -> list[Bracket]:
         why = "; ".join(k["why"] for k in knees)
         each = tuple((float(k["low_rps"]), float(k["high_rps"])) for k in knees)
         low = min(k["low_rps"] for k in knees)
-        out.append(Bracket(impl, low, high, limit, len(knees), why, each))
+        at_limit = sum(k["limit"] == limit for k in knees)
+        out.append(Bracket(impl, low, high, limit, len(knees), why, each, at_limit))
     return out
 
 
@@ -661,8 +667,10 @@ def index_html(run: Run) -> str:
     if not found:
         return ""
     knees = brackets(found)
+    slo = slo_ms(found)
+    said = f"A server's knee is the highest rate it holds with p99 ≤ {slo:g} ms (the SLO). "
     return (
         "<h2>Capacity: the knee at the SLO</h2>\n"
-        + f"<p>{markdown_bold_to_html(ranking_sentence(knees))}</p>\n"
+        + f"<p>{said if slo == slo else ''}{markdown_bold_to_html(ranking_sentence(knees))}</p>\n"
         + bracket_table(knees).to_html()
     )
