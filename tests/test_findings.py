@@ -162,13 +162,25 @@ def test_a_seed_paragraph_sorts_its_claims_by_verdict_each_with_its_figures():
     holds = [judge(claim(seed=SEED_000), AHEAD)]
     text = seed_paragraph(SEED_000, holds)
     assert text.startswith("Seed 000 (hello; 1 claims).")
-    assert "Replicate on this machine (1): a-beats-b 2.00x (published 1.5x)." in text
+    # Measured without spread at 2.00x: the seed's 1.5x lies outside the interval, and the
+    # paragraph says the size does not replicate where the direction does.
+    assert (
+        "Replicate on this machine (1): a-beats-b 2.00x (published 1.5x, outside its interval)."
+        in text
+    )
+    assert text.endswith(
+        "where the published figure lies outside the run's interval, the size does not."
+    )
     assert "Do not replicate (0): none." in text
+    # The other way: published at the measured figure, the size replicates too.
+    at_figure = [judge(replace(claim(seed=SEED_000), published=2.0), AHEAD)]
+    said = seed_paragraph(SEED_000, at_figure)
+    assert "a-beats-b 2.00x (published 2x)." in said and "the size does not" not in said
     # The other way: the same claim refuted moves to the second sentence.
     fails = [judge(claim(seed=SEED_000), BEHIND)]
     other = seed_paragraph(SEED_000, fails)
     assert "Replicate on this machine (0): none." in other
-    assert "Do not replicate (1): a-beats-b 0.500x (published 1.5x)." in other
+    assert "Do not replicate (1): a-beats-b 0.500x (published 1.5x, outside its interval)." in other
     undecided = seed_paragraph(SEED_000, [judge(claim(seed=SEED_000), TIED)])
     assert (
         "This design cannot decide (inconclusive or at the threshold) (1): a-beats-b" in undecided

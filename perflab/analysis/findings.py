@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perflab.analysis.claims import CURRENT_STACK, Claim, Selector
+from perflab.analysis.claims import CURRENT_STACK, DIRECTION, Claim, Selector
 from perflab.analysis.verdicts import (
     AT_THRESHOLD,
     FAILS,
@@ -243,6 +243,11 @@ def seed_paragraph(seed: str, verdicts: list[Verdict]) -> str:
         chosen = [v for v in mine if v.verdict in kinds]
         listed = "; ".join(figure(v) for v in chosen) if chosen else "none"
         sentences.append(f"{lead} ({len(chosen)}): {listed}.")
+    if any(size_differs(v) for v in mine):
+        sentences.append(
+            "A direction claim replicates on its direction: where the published figure lies "
+            "outside the run's interval, the size does not."
+        )
     return " ".join(sentences)
 
 
@@ -253,10 +258,22 @@ def figure(verdict: Verdict) -> str:
     if verdict.effect is not None:
         parts.append(format_effect(claim, verdict.effect))
     if claim.published is not None:
-        parts.append(f"(published {published_text(claim)})")
+        apart = ", outside its interval" if size_differs(verdict) else ""
+        parts.append(f"(published {published_text(claim)}{apart})")
     if verdict.verdict == NOT_MEASURED and claim.needs:
         parts.append(f"(its cells need {claim.needs})")
     return " ".join(parts)
+
+
+def size_differs(verdict: Verdict) -> bool:
+    """Whether a decided direction claim's published figure lies outside the run's
+    interval: the direction replicates (or not), the size does not, which a reader of
+    '0.000951x (published 0.31x)' under 'replicate' must be told."""
+    claim, interval = verdict.claim, verdict.interval
+    if claim.published is None or interval is None or claim.bound.test != DIRECTION:
+        return False
+    decided = verdict.verdict in (HOLDS, FAILS)
+    return decided and not interval.low <= claim.published <= interval.high
 
 
 def published_text(claim: Claim) -> str:
