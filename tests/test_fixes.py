@@ -21,7 +21,7 @@ from perflab.analysis.fixes import (
     read_fixes,
 )
 from perflab.analysis.pooled import pool_claims
-from perflab.analysis.pooled_page import page
+from perflab.analysis.pooled_page import notes, page
 from perflab.analysis.simulate_pooling import CLAIM, synthetic_run
 from perflab.analysis.sites import load_readings
 from perflab.analysis.verdicts import NOT_MEASURED
@@ -72,6 +72,20 @@ def test_the_pooled_page_says_what_was_left_out_only_when_something_was():
     clean, none_left = measured_with_fixes([run_with(0, True)], [FIX])
     assert none_left.sentence([FIX]) == ""
     assert 'class="left-out"' not in page(pool_claims([CLAIM], clean), clean, {}, "")
+
+
+def test_a_claims_notes_name_the_fix_once_and_leave_what_it_fixed_to_the_page():
+    runs = [run_with(0, True), run_with(1, True)] + [run_with(i, False) for i in (2, 3, 4)]
+    kept, left = measured_with_fixes(runs, [FIX])
+    (pooled,) = pool_claims([CLAIM], kept)
+    said = left.sentence([FIX])
+    shown = notes(pooled, said)
+    assert shown.count("measured before fix ffffffff") == 1
+    assert "3 runs give nothing: measured before fix ffffffff (see the note above" in shown
+    assert FIX.what not in shown and FIX.what in said
+    # Without the page's note, the cell says what the fix was, still once.
+    alone = notes(pooled)
+    assert alone.count(f"measured before fix ffffffff: {FIX.what}") == 1
 
 
 def test_a_run_resumed_across_commits_holds_a_fix_only_if_every_part_does():

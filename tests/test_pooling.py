@@ -6,12 +6,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
-from perflab.analysis.pooled import agreement, pool_claim, pool_claims
-from perflab.analysis.pooled_page import lead, render_pooled
+from perflab.analysis.forest import title
+from perflab.analysis.pooled import NOT_POOLED, agreement, pool_claim, pool_claims
+from perflab.analysis.pooled_page import (
+    lead,
+    notes,
+    page,
+    pooled_cell,
+    render_pooled,
+    summary_rows,
+    tau_cell,
+)
 from perflab.analysis.pooling import pool
 from perflab.analysis.simulate_pooling import CLAIM, simulate, synthetic_run
 from perflab.analysis.sites import (
@@ -202,3 +212,135 @@ def test_a_runs_readings_file_carries_the_verdicts_its_own_index_shows(
     committed = load_readings(REPO / "data" / "readings" / f"{run_id}.json")
     assert committed.verdicts == written.verdicts
     assert committed.fixes == written.fixes and all(written.fixes.values())
+
+
+ERRORS = dataclasses.replace(CLAIM, id="simulated-errors", kind="error_rate")
+
+
+def with_verdict(runs: list, claim_id: str, verdict: str, why: str = "") -> list:
+    return [
+        dataclasses.replace(
+            run,
+            verdicts={**run.verdicts, claim_id: verdict},
+            not_measured={claim_id: why} if why else {},
+        )
+        for run in runs
+    ]
+
+
+def test_an_error_rate_claim_some_run_measured_reads_not_pooled_not_not_measured():
+    runs = with_verdict(runs_at([1.5, 1.6, 1.45]), ERRORS.id, HOLDS)
+    ratio, errors = pool_claims([CLAIM, ERRORS], runs)
+    assert errors.verdict == NOT_POOLED and errors.runs == 0
+    assert errors.own_verdicts == {run.run_id: HOLDS for run in runs}
+    said = lead([ratio, errors], runs)
+    assert "Pooled: 1 holds; 1 not pooled (error rates" in said
+    assert "not measured" not in said
+    html = page([ratio, errors], runs, {})
+    assert "not pooled; 3 runs measured it" in html and "<td>0 / 0</td>" not in html
+    assert agreement(HOLDS, errors) == errors.reason
+    # Without an error-rate claim the lead names none.
+    assert "not pooled" not in lead([ratio], runs)
+    # One no run measured is 'not measured', and counted so.
+    unmeasured = with_verdict(runs, ERRORS.id, NOT_MEASURED, "no cells of it")
+    (nobody,) = pool_claims([ERRORS], unmeasured)
+    assert nobody.verdict == NOT_MEASURED
+    assert "1 not measured" in lead([nobody], unmeasured)
+    assert "not pooled" not in lead([nobody], unmeasured)
+    assert "3 runs give nothing: no cells of it" in notes(nobody)
+
+
+def without_reading(run, why: str):
+    return dataclasses.replace(
+        run, readings=(), verdicts={CLAIM.id: NOT_MEASURED}, not_measured={CLAIM.id: why}
+    )
+
+
+def test_notes_say_a_reason_shared_by_runs_once_and_list_the_runs():
+    runs = runs_at([1.5, 1.6, 1.4, 1.5, 1.5, 1.5])
+    netns = "it needs a localhost run, this is netns"
+    runs[2:5] = [without_reading(run, netns) for run in runs[2:5]]
+    runs[5] = without_reading(runs[5], "no cells of it")
+    said = notes(pool_claim(CLAIM, runs))
+    assert said.count(netns) == 1
+    assert f"3 runs give nothing: {netns} <details>" in said
+    assert "sim-2, sim-3, sim-4</details>" in said
+    assert "sim-5 gives nothing: no cells of it" in said
+    # One run per reason: each named with its own.
+    runs[3] = without_reading(runs_at([1.5] * 4)[3], "another reason")
+    runs[4] = without_reading(runs_at([1.5] * 5)[4], "a third reason")
+    apart = notes(pool_claim(CLAIM, runs))
+    assert f"sim-2 gives nothing: {netns}" in apart and "<details>" not in apart
+
+
+def on_boot(run, of, topology: str = "localhost"):
+    """`run` on the machine and boot `of` ran on, as `topology` names its hosts."""
+    facts = of.hosts["localhost"]
+    hosts = (
+        {"localhost": facts}
+        if topology == "localhost"
+        else {"perflab-client": facts, "perflab-server": facts}
+    )
+    return dataclasses.replace(run, topology=topology, hosts=hosts)
+
+
+def test_the_lead_counts_machine_boots_and_says_independent_only_when_they_are():
+    a, b, c = runs_at([1.2, 1.25, 1.3])
+    netns_on_a = on_boot(b, a, "netns")
+    runs = [a, netns_on_a, c]
+    assert len(sites_of(runs)) == 3
+    said = lead(pool_claims([CLAIM], runs), runs)
+    assert "on 3 sites (2 distinct machine boots: runs of localhost and netns on one boot" in said
+    assert "independent" not in said
+    apart = [a, b, c]
+    assert "on 3 independent sites (each a machine boot of its own)" in lead(
+        pool_claims([CLAIM], apart), apart
+    )
+
+
+def test_a_claim_one_run_measured_says_so_in_words():
+    a, b = runs_at([1.5, 1.6])
+    runs = [a, without_reading(b, "no cells of it")]
+    alone = pool_claim(CLAIM, runs)
+    assert alone.runs == 1
+    assert pooled_cell(alone)[0].startswith("one run: its own verdict, 1.50x [")
+    assert pooled_cell(alone)[1:] == ["none: one run"] * 3
+    assert "1 rest on one run and keep that run's verdict" in lead([alone], runs)
+    assert title(alone) == f"{CLAIM.id}: one run, its own verdict: {alone.verdict}"
+    both = pool_claim(CLAIM, [a, b])
+    assert not pooled_cell(both)[0].startswith("one ")
+    assert "rest on one run" not in lead([both], [a, b])
+    assert title(both).startswith(f"{CLAIM.id}: pooled ")
+    # Two runs of one boot are one site: nothing pooled between sites either.
+    one_site = pool_claim(CLAIM, [a, dataclasses.replace(b, hosts=a.hosts)])
+    assert pooled_cell(one_site)[0].startswith("one site: 2 runs of one boot")
+    assert pooled_cell(one_site)[1:] == ["none: one site"] * 3
+
+
+def test_an_empty_q_profile_interval_is_said_not_printed_as_zero_to_zero():
+    # Sites closer than their own errors predict: Q at tau 0 is below its lower quantile.
+    agree = pool_claim(CLAIM, runs_at([1.3, 1.3001], se=0.1)).deciding
+    q, quantile = agree.empty_tau_interval()
+    assert q < quantile
+    said = tau_cell(agree)
+    assert "Q-profile interval empty" in said and "on 1 df" in said
+    assert "[0.000, 0.000]" not in said
+    # Sites apart: an interval with an upper bound above 0, printed as one.
+    apart = pool_claim(CLAIM, runs_at([1.2, 0.8], se=0.03)).deciding
+    assert apart.empty_tau_interval() is None
+    assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d+\.\d{3}\]", tau_cell(apart))
+
+
+def test_the_summary_shows_the_published_figure_beside_the_pooled_one():
+    runs = runs_at([1.5, 1.6, 1.45])
+    reading = pool_claim(dataclasses.replace(CLAIM, published=1.5), runs)
+    pooled = pooled_cell(reading)[0]
+    (row,) = summary_rows([reading], runs)
+    assert f"<td>1.50x</td><td>{pooled}</td>" in row
+    (none,) = summary_rows([pool_claim(CLAIM, runs)], runs)
+    assert f"<td>—</td><td>{pooled}</td>" in none
+    assert "<th>pooled verdict</th><th>published</th><th>pooled effect" in page([reading], runs, {})
+    # Tiny ratios keep three significant digits: two decimals printed them as 0.00x.
+    tiny = pool_claim(CLAIM, runs_at([0.0006, 0.0007, 0.0005]))
+    assert pooled_cell(tiny)[0].startswith("0.000")
+    assert "0.00x" not in pooled_cell(tiny)[0]

@@ -49,6 +49,13 @@ def forest_rows(reading: PooledReading) -> list[tuple[str, str, tuple[float, ...
     return rows
 
 
+def title(reading: PooledReading) -> str:
+    """A claim one run measured keeps that run's verdict: it was not pooled, and says so."""
+    if reading.runs == 1:
+        return f"{reading.claim.id}: one run, its own verdict: {reading.verdict}"
+    return f"{reading.claim.id}: pooled {reading.verdict}"
+
+
 def forest_plot(reading: PooledReading, path: Path) -> Path:
     rows = forest_rows(reading)
     fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
@@ -70,7 +77,7 @@ def forest_plot(reading: PooledReading, path: Path) -> Path:
     ax.set_xlabel(
         f"{claim.metric} ratio (log scale); line: the claim's test ({claim.expectation()})"
     )
-    ax.set_title(f"{claim.id}: pooled {reading.verdict}", fontsize=10)
+    ax.set_title(title(reading), fontsize=10)
     fig.savefig(path, dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return path

@@ -9,7 +9,8 @@ margin, on an interval that now carries the spread between machines. A configura
 one site measured keeps that run's own interval and verdict, and a claim every reading of
 which comes from one run keeps that run's verdict unchanged.
 
-Error-rate claims are not pooled: a rate of 0 has no log, and most runs see none.
+Error-rate claims are not pooled: a rate of 0 has no log, and most runs see none. Their
+pooled verdict is NOT_POOLED, not a verdict, and each run's own verdict stands.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from perflab.analysis.claims import Claim
 from perflab.analysis.decisions import decide
 from perflab.analysis.intervals import Interval
-from perflab.analysis.pooling import Pooled, inverse_variance, pool
+from perflab.analysis.pooling import Pooled, generalized_q, inverse_variance, pool
 from perflab.analysis.sites import Reading, RunReadings, sites_of
 from perflab.analysis.verdicts import (
     NOT_MEASURED,
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
     from perflab.analysis.fixes import MeasurementFix
 
 NOT_POOLED_KINDS = {"error_rate": "an error rate is not pooled: a rate of 0 has no log"}
+# The pooled verdict of a claim of a kind in NOT_POOLED_KINDS that some run measured: not a
+# verdict of the single-run rule, so none of verdicts' constants (each run's own stands).
+NOT_POOLED = "not pooled"
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,21 @@ class PooledConfiguration:
     def runs(self) -> int:
         return sum(len(site.run_ids) for site in self.sites)
 
+    def empty_tau_interval(self) -> tuple[float, float] | None:
+        """(Q at tau = 0, the chi-square quantile it falls below) where the Q-profile
+        interval of tau is empty, None where it is not. Q below the lower quantile means
+        the sites agree more closely than their own errors predict: no tau^2 >= 0 meets
+        it, and pooling.q_profile then gives 0 for both bounds, which reads as a tau
+        known to be exactly 0."""
+        pooled = self.pooled
+        if pooled.k < 2 or pooled.tau_high > 0:
+            return None
+        from scipy.stats import chi2
+
+        variances = [site.se**2 for site in self.sites]
+        q = generalized_q([site.log_effect for site in self.sites], variances, 0.0)
+        return q, float(chi2.ppf((1 - pooled.coverage) / 2, pooled.k - 1))
+
 
 @dataclass(frozen=True)
 class PooledReading:
@@ -82,6 +101,8 @@ class PooledReading:
     revisions: tuple[str, ...] = ()
     sites: int = 0
     runs: int = 0
+    # Not pooled (NOT_POOLED): run id -> its own verdict, for every run that measured it.
+    own_verdicts: dict[str, str] = field(default_factory=dict)
 
     @property
     def depends_on_machine(self) -> bool:
@@ -194,20 +215,13 @@ def pool_claim(
             claim, only.verdicts.get(claim.id, NOT_MEASURED), f"one run ({only.run_id})"
         )
     if claim.kind in NOT_POOLED_KINDS:
-        return PooledReading(claim, NOT_MEASURED, NOT_POOLED_KINDS[claim.kind])
+        return not_pooled(claim, runs)
     sites = list(sites_of(runs).values())
     keys: dict[tuple, dict[str, str]] = {}
-    left_out: dict[str, str] = {}
+    left_out = left_out_runs(claim, runs)
     for run in runs:
-        mine = [r for r in run.readings if r.claim == claim.id]
-        usable = claim_readings(claim, run)
-        if not usable:
-            left_out[run.run_id] = run.not_measured.get(claim.id) or (
-                "no configuration with an interval" if mine else "no reading of this claim"
-            )
-        for reading in usable:
+        for reading in claim_readings(claim, run):
             keys.setdefault(config_key(reading), reading.configuration)
-    unshared = name_unshared(claim, runs, left_out)
     ordered = sorted(keys, key=lambda k: natural(tuple(v.split("=", 1)[1] for v in k)))
     configurations = []
     for key in ordered:
@@ -217,12 +231,10 @@ def pool_claim(
     if not configurations:
         return PooledReading(claim, NOT_MEASURED, "no run measured it", left_out=left_out)
     contributing = [run for run in runs if run.run_id not in left_out]
-    revisions = tuple(sorted({run.commit[:8] for run in contributing}))
-    site_count = len({run.site() for run in contributing})
     if len(contributing) == 1:
         only = contributing[0]
         verdict, reason = only.verdicts.get(claim.id, NOT_MEASURED), f"one run ({only.run_id})"
-        deciding = configurations[0]
+        deciding = one_runs_deciding(claim, verdict, configurations, judging)
     else:
         verdict, reason, pair = combine(claim, [c.pair for c in configurations], judging)
         deciding = next(c for c in configurations if c.pair is pair)
@@ -233,11 +245,51 @@ def pool_claim(
         tuple(configurations),
         deciding,
         left_out,
-        unshared,
-        revisions,
-        site_count,
+        name_unshared(claim, runs, left_out),
+        tuple(sorted({run.commit[:8] for run in contributing})),
+        len({run.site() for run in contributing}),
         len(contributing),
     )
+
+
+def left_out_runs(claim: Claim, runs: list[RunReadings]) -> dict[str, str]:
+    """Run id -> why it gives this claim nothing to pool."""
+    left_out = {}
+    for run in runs:
+        if not claim_readings(claim, run):
+            mine = any(r.claim == claim.id for r in run.readings)
+            left_out[run.run_id] = run.not_measured.get(claim.id) or (
+                "no configuration with an interval" if mine else "no reading of this claim"
+            )
+    return left_out
+
+
+def not_pooled(claim: Claim, runs: list[RunReadings]) -> PooledReading:
+    """A claim of a kind that is not pooled: each run's own verdict stands. It is 'not
+    measured' only where no run measured it, and then says why each run did not."""
+    own = {
+        run.run_id: run.verdicts[claim.id]
+        for run in runs
+        if run.verdicts.get(claim.id, NOT_MEASURED) != NOT_MEASURED
+    }
+    if not own:
+        left_out = {
+            run.run_id: run.not_measured.get(claim.id) or "no reading of this claim" for run in runs
+        }
+        return PooledReading(claim, NOT_MEASURED, "no run measured it", left_out=left_out)
+    return PooledReading(claim, NOT_POOLED, NOT_POOLED_KINDS[claim.kind], own_verdicts=own)
+
+
+def one_runs_deciding(
+    claim: Claim, verdict: str, configurations: list[PooledConfiguration], judging: Judging
+) -> PooledConfiguration:
+    """The configuration a one-run claim's own verdict rests on, to show beside it: the one
+    the single-run rule picks where it gives the run's verdict, else the first configuration
+    with that verdict (the run was judged with its own margins, which its readings lack)."""
+    ruled, _, pair = combine(claim, [c.pair for c in configurations], judging)
+    if ruled == verdict:
+        return next(c for c in configurations if c.pair is pair)
+    return next((c for c in configurations if c.pair.verdict == verdict), configurations[0])
 
 
 def claim_readings(claim: Claim, run: RunReadings) -> list[Reading]:
@@ -275,6 +327,8 @@ def pool_claims(claims: list[Claim], runs: list[RunReadings]) -> list[PooledRead
 
 def agreement(single: str, pooled: PooledReading | None) -> str:
     """What the pooled evidence says of a single run's verdict, in a few words."""
+    if pooled is not None and pooled.verdict == NOT_POOLED:
+        return pooled.reason
     if pooled is None or pooled.verdict == NOT_MEASURED or pooled.runs < 2:
         return "no pooled evidence"
     over = f"over {pooled.sites} site(s), {pooled.runs} runs"
