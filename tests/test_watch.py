@@ -283,6 +283,22 @@ def test_published_vs_measured_pairs_the_seed_cells(fixture):
     assert row["published"] == 260 and row["ratio"] == pytest.approx(row["measured"] / 260)
 
 
+def test_a_scaled_folder_and_a_capped_peak_are_noted_beside_the_seeds_figure(fixture):
+    _, _, summary = fixture
+    published = read_reference(REPO / "data" / "reference", "watch")
+    at_seed = watch.published_vs_measured(summary, published, {"small": 1000 * 500}, cores=4)
+    small = at_seed.dropna(subset=["measured"])
+    # The seed's small folder is 1 000 pairs of 500 B: ours the same, and 4 cores far above.
+    assert (small["note"] == "").all()
+    scaled = watch.published_vs_measured(summary, published, {"small": 150 * 500}, cores=4)
+    notes = scaled.dropna(subset=["measured"])["note"]
+    assert (notes == "folder 0.15x the seed's (0.075 of 0.5 MB)").all()
+    capped = summary.assign(ci_high=100.0)
+    at_cap = watch.published_vs_measured(capped, published, {}, cores=1).dropna(subset=["measured"])
+    cpu = at_cap[at_cap["metric"] == "server_cpu_percent_peak"]["note"]
+    assert (cpu == "at the cap of its 1 pinned core(s): 100%").all() and len(cpu) == 8
+
+
 def test_a_peak_above_the_pinned_core_is_capped_and_said(tmp_path):
     busy_server_csv(tmp_path / "a", sampled_percent=100.0)
     exact = watch.cell_timeline(tmp_path / "a").assign(cell_id="a", server_cores=1)

@@ -302,8 +302,18 @@ def sizes(frame: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
-    """The seed's peak CPU and peak RAM per cell next to ours, with the ratio."""
+def published_vs_measured(
+    summary: pd.DataFrame,
+    published: pd.DataFrame,
+    folders: dict[str, int] | None = None,
+    cores: int = 1,
+) -> pd.DataFrame:
+    """The seed's peak CPU and peak RAM per cell next to ours, with the ratio, and a note
+    where the two are not alike: our folder a fraction of the seed's (`folders`: folder ->
+    bytes, folder_bytes), or our peak CPU at the cap of the `cores` the server was pinned
+    to, which the seed's figure may lie above."""
+    import json
+
     theirs = published[published["metric"].isin(PUBLISHED)]
     table = stats.compare_published(
         summary, theirs, ["scenario", "implementation"], PUBLISHED, how="left", sort=False
@@ -311,8 +321,49 @@ def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.
     # Rows name our metric: the notebook picks its figures by it.
     table["metric"] = table["metric"].map(PUBLISHED)
     table = table.rename(columns={"implementation": "strategy"})
+    seed_bytes = {
+        row["scenario"]: json.loads(row["params"])["kv_pairs"]
+        * json.loads(row["params"])["pair_bytes"]
+        for _, row in theirs.iterrows()
+    }
+    table["note"] = [
+        comparison_note(row, (folders or {}).get(row["scenario"].split("_")[-1]), seed_bytes, cores)
+        for _, row in table.iterrows()
+    ]
     columns = ["scenario", "strategy", "metric", "unit", "published", "measured", "ci_low"]
-    return table[[*columns, "ci_high", "ratio"]]
+    return table[[*columns, "ci_high", "ratio", "note"]]
+
+
+def comparison_note(row: pd.Series, ours: int | None, seed_bytes: dict, cores: int) -> str:
+    notes = []
+    seed = seed_bytes.get(row["scenario"])
+    if ours and seed and abs(ours / seed - 1) > 0.01:
+        notes.append(
+            f"folder {ours / seed:.2g}x the seed's ({ours / 1e6:.3g} of {seed / 1e6:.3g} MB)"
+        )
+    at_cap = row["metric"] == PUBLISHED["cpu_percent_peak"] and row["ci_high"] >= 100 * cores - 0.5
+    if at_cap:
+        notes.append(f"at the cap of its {cores} pinned core(s): {100 * cores}%")
+    return "; ".join(notes)
+
+
+def pinned_cores(timeline: pd.DataFrame) -> int:
+    """The cores the servers were pinned to (1 where the timeline does not say)."""
+    if not len(timeline) or "server_cores" not in timeline:
+        return 1
+    return int(timeline["server_cores"].max())
+
+
+def folder_bytes(frame: pd.DataFrame) -> dict[str, int]:
+    """Folder name -> the bytes our cells of it served (pairs x pair size)."""
+    cells = frame[frame["study"] == STUDY] if len(frame) else frame
+    if not len(cells) or "kv_pairs" not in cells:
+        return {}
+    sized = cells.dropna(subset=["folder", "kv_pairs", "pair_bytes"])
+    return {
+        str(folder): int(group["kv_pairs"].iloc[0] * group["pair_bytes"].iloc[0])
+        for folder, group in sized.groupby("folder")
+    }
 
 
 def failure_reasons(run: Run) -> pd.DataFrame:
