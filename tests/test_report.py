@@ -102,3 +102,18 @@ def test_the_overview_links_the_pages_the_renderer_writes_not_those_it_finds(tmp
     assert study_pages(out) == {"watch": "watch.html"}
     assert study_links(run_dir, out).startswith("<p>No study page")
     assert largest_first(run_dir, ["hello", "orders"]) == ["orders", "hello"]
+
+
+def test_hosts_on_one_boot_are_said_to_be_one_machine():
+    from perflab.analysis.report import hosts_note
+
+    netns = {
+        "hosts": {
+            "perflab-client": {"boot_id": "27a7c4d7-x"},
+            "perflab-server": {"boot_id": "27a7c4d7-x"},
+        }
+    }
+    said = hosts_note(netns)
+    assert said.startswith("`perflab-client` and `perflab-server` are one machine (boot 27a7c4d7)")
+    two = {"hosts": {"a": {"boot_id": "b1"}, "b": {"boot_id": "b2"}}}
+    assert hosts_note(two) == "" and hosts_note({"hosts": {"localhost": {"boot_id": "b1"}}}) == ""

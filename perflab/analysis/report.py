@@ -224,6 +224,23 @@ def study_links(run_dir: str | Path, out_dir: str | Path, planned: str = "") -> 
     return f"<ul>{items}</ul>" if items else "<p>No study page was rendered for this run.</p>"
 
 
+def hosts_note(manifest: dict) -> str:
+    """Markdown: hosts that share one boot of one machine (the netns topology's two
+    namespaces) are said to be one machine, not two: their CPUs and memory are shared."""
+    by_boot: dict[str, list[str]] = {}
+    for name, facts in manifest.get("hosts", {}).items():
+        if facts.get("boot_id"):
+            by_boot.setdefault(str(facts["boot_id"]), []).append(name)
+    shared = [names for names in by_boot.values() if len(names) > 1]
+    return " ".join(
+        f"{' and '.join(f'`{n}`' for n in names)} are one machine (boot {boot[:8]}): network "
+        "namespaces, not separate hosts, so the CPUs and memory each row shows are the same "
+        "ones."
+        for boot, names in by_boot.items()
+        if names in shared
+    )
+
+
 def hosts_table(manifest: dict):  # -> pd.DataFrame
     import pandas as pd
 
