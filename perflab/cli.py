@@ -363,7 +363,7 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from perflab.analysis.fixes import git_contains
+    from perflab.analysis.fixes import fixes_held_by
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
@@ -372,15 +372,16 @@ def cmd_readings(args: argparse.Namespace) -> int:
         if refused_run_dir("readings", args.run):
             return 2
         run = read(Path(args.run), claim_frame_hooks())
-        print(
-            write_readings(read_run_readings(run, reference, contains=git_contains(Path("."))), out)
-        )
+        held = fixes_held_by(reference, Path("."))
+        print(write_readings(read_run_readings(run, reference, fixes_held=held), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
         run = read(folder, claim_frame_hooks())
-        readings = read_run_readings(run, reference, args.commit, git_contains(Path(".")))
+        readings = read_run_readings(
+            run, reference, args.commit, fixes_held_by(reference, Path("."))
+        )
         print(write_readings(readings, out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)

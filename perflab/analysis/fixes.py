@@ -92,6 +92,18 @@ def fix_states(
     return {fix.commit: holds_fix(run_commit, fix.commit, contains) for fix in fixes}
 
 
+def fixes_held_by(reference_dir: Path, repo: Path) -> Callable[[str], dict[str, bool | None]]:
+    """A run commit -> which of `reference_dir`'s fixes it held, asked of git in `repo`
+    (sites.read_run_readings records it in the readings file)."""
+    from perflab.analysis.claims import read_claims
+    from perflab.analysis.published import CLAIMS_FILE
+
+    claims = read_claims(reference_dir / CLAIMS_FILE)
+    fixes = read_fixes(reference_dir, [claim.id for claim in claims])
+    contains = git_contains(repo)
+    return lambda commit: fix_states(commit, fixes, contains)
+
+
 @dataclass(frozen=True)
 class LeftOut:
     """What pooling set aside: per fix, the runs measured without it; and the runs whose

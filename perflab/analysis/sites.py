@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -31,7 +32,6 @@ from perflab.analysis.claim_ids import current_id
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 if TYPE_CHECKING:
-    from perflab.analysis.fixes import Contains
     from perflab.analysis.run import Run, StudyHooks
 
 READINGS_DIR = "readings"
@@ -149,14 +149,17 @@ def reading_of(verdict: Verdict) -> list[Reading]:
 
 
 def read_run_readings(
-    run: Run, reference_dir: Path, recovered_from: str = "", contains: Contains | None = None
+    run: Run,
+    reference_dir: Path,
+    recovered_from: str = "",
+    fixes_held: Callable[[str], dict[str, bool | None]] | None = None,
 ) -> RunReadings:
     """A run's readings, judged as its own report judges it (perflab.analysis.replication):
     with the claims of `reference_dir` and the seed configurations each covers, so a claim
     whose seed figure sits inside the noise reads 'at its threshold' as its index says.
-    `contains` (fixes.git_contains) says which measurement fixes the run's commit held."""
+    `fixes_held` says, from the run's commit, which measurement fixes it held (built by the
+    caller from perflab.analysis.fixes, which reads these files and so sits above them)."""
     from perflab.analysis.adaptive import judge_run_looks
-    from perflab.analysis.fixes import fix_states, read_fixes
     from perflab.analysis.noise import margins_by_look, noise_floor
     from perflab.analysis.published import reference_claims
     from perflab.analysis.verdicts import Judging
@@ -185,9 +188,7 @@ def read_run_readings(
         verdicts={v.claim.id: v.verdict for v in verdicts},
         not_measured={v.claim.id: v.reason for v in verdicts if v.verdict == NOT_MEASURED},
         recovered_from=recovered_from,
-        fixes=fix_states(commit, read_fixes(reference_dir, [c.id for c in claims]), contains)
-        if contains
-        else {},
+        fixes=fixes_held(commit) if fixes_held else {},
     )
 
 
