@@ -140,3 +140,44 @@ def test_published_table_shows_measured_rows_with_their_coverage_and_no_inf():
     assert shown.loc["a", "measured / published"] == pytest.approx(2.02)
     single = stats.compare_published(summary_of({"a": 1}), published, ["server"], "rps")
     assert not any("interval" in c for c in tables.published_table(single, ["server"], "x"))
+
+
+def test_interval_sentence_names_whose_intervals_and_keeps_its_default_words():
+    summary = summary_of({"a": 5})
+    assert stats.interval_sentence(summary).startswith("Intervals: the range of the 5 repeats")
+    named = stats.interval_sentence(summary, "Intervals of the sequential cells")
+    assert named.startswith("Intervals of the sequential cells: the range of the 5 repeats")
+    alone = stats.interval_sentence(summary_of({"a": 1}), "Error bars")
+    assert alone.startswith("Error bars: none, one repeat per cell") and "%" not in alone
+
+
+def test_ten_repeats_are_labelled_with_their_own_interval_not_five_repeats_one():
+    summary = summary_of({"five": 5, "ten": 10}).set_index("server")
+    assert stats.interval_label(*summary.loc["five", ["n", "coverage", "interval"]]) == (
+        "93%, range of 5 repeats"
+    )
+    # 10 repeats: [x(2), x(9)], 1 - 2 * 11 / 1024 = 97.9%, not the range's 99.8%.
+    assert stats.interval_label(*summary.loc["ten", ["n", "coverage", "interval"]]) == (
+        "97%, order statistics of 10 repeats"
+    )
+    assert stats.interval_label(1, float("nan"), "") == "none (1 repeat)"
+    sentence = stats.interval_sentence(summary_of({"five": 5, "ten": 10}))
+    assert "from 10 repeats, which covers the median with 97% probability" in sentence
+
+
+def test_mixed_intervals_are_told_apart_from_one_kind():
+    assert stats.mixes_intervals(summary_of({"a": 5, "b": 10}))
+    assert stats.mixes_intervals(summary_of({"a": 5, "b": 1}))
+    assert not stats.mixes_intervals(summary_of({"a": 5, "b": 5}))
+    labels = stats.interval_labels(summary_of({"a": 5, "b": 10}))
+    assert labels.tolist() == ["93%, range of 5 repeats", "97%, order statistics of 10 repeats"]
+
+
+def test_significant_keeps_three_figures_with_separators():
+    assert stats.significant(910995.707) == "911,000"
+    assert stats.significant(0.99412) == "0.994"
+    assert stats.significant(85.34) == "85.3"
+    assert stats.significant(1.5) == "1.50"
+    assert stats.significant(-795213.0) == "-795,000"
+    assert stats.significant(float("nan")) == "–"
+    assert stats.significant(0.0) == "0"

@@ -101,27 +101,92 @@ def percent(coverage: float) -> str:
     return f"{math.floor(coverage * 100 + 1e-9):.0f}%"
 
 
-def interval_sentence(summary: pd.DataFrame) -> str:
+def interval_words(n: int, interval: str, coverage: float) -> str:
+    """One kind of interval in words, e.g. 'the range of the 3 repeats, which covers the
+    median with 75% probability': the coverage is what the method gives for n repeats."""
+    what = (
+        f"the range of the {n} repeats"
+        if interval == "range of the repeats"
+        else f"an {interval} from {n} repeats"
+    )
+    return f"{what}, which covers the median with {percent(coverage)} probability"
+
+
+def interval_kinds(summary: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (n, interval, coverage) of a summary's rows that have an interval."""
+    return summary[summary["n"] >= 2].drop_duplicates(["n", "interval"]).sort_values("n")
+
+
+def interval_sentence(summary: pd.DataFrame, subject: str = "Intervals") -> str:
     """What the intervals of a summary are, generated from its repeat counts, e.g.
-    'Intervals: the range of the 3 repeats, which covers the median with 75% probability.'"""
+    'Intervals: the range of the 3 repeats, which covers the median with 75% probability.'
+    `subject` names whose intervals they are ('Intervals of the sequential cells')."""
     if summary.empty or "n" not in summary:
-        return "No interval: nothing was measured."
-    parts = []
-    kinds = summary[summary["n"] >= 2].drop_duplicates(["n", "interval"]).sort_values("n")
-    for row in kinds.itertuples(index=False):
-        what = (
-            f"the range of the {row.n} repeats"
-            if row.interval == "range of the repeats"
-            else f"an {row.interval} from {row.n} repeats"
-        )
-        parts.append(f"{what}, which covers the median with {percent(row.coverage)} probability")
+        if subject == "Intervals":
+            return "No interval: nothing was measured."
+        return f"{subject}: none, nothing was measured."
+    parts = [
+        interval_words(int(row.n), row.interval, row.coverage)
+        for row in interval_kinds(summary).itertuples(index=False)
+    ]
     single = int((summary["n"] == 1).sum())
     if not parts:
-        return "One repeat per cell: values are single measurements, with no interval."
-    sentence = "Intervals: " + "; ".join(parts) + "."
+        if subject == "Intervals":
+            return "One repeat per cell: values are single measurements, with no interval."
+        return f"{subject}: none, one repeat per cell (values are single measurements)."
+    sentence = f"{subject}: " + "; ".join(parts) + "."
     if single:
         sentence += " Cells with one repeat show their value alone, with no interval."
     return sentence
+
+
+def mixes_intervals(summary: pd.DataFrame) -> bool:
+    """Whether a summary's rows carry more than one kind of interval (repeat counts or
+    methods differ, or some rows have one repeat and so none): one label for all would
+    be wrong for some of them."""
+    if summary.empty or "n" not in summary:
+        return False
+    kinds = {
+        (int(n), str(i)) if n >= 2 else (1, "")
+        for n, i in zip(summary["n"], summary["interval"], strict=True)
+    }
+    return len(kinds) > 1
+
+
+def interval_label(n: float, coverage: float, interval: str) -> str:
+    """A row's short interval label: '93%, range of 5 repeats', '97%, order statistics of 10
+    repeats', 'none (1 repeat)'."""
+    if n != n or n < 2 or coverage != coverage:
+        return "none (1 repeat)"
+    method = "range" if interval == "range of the repeats" else "order statistics"
+    return f"{percent(coverage)}, {method} of {int(n)} repeats"
+
+
+def interval_labels(summary: pd.DataFrame) -> pd.Series:
+    """`interval_label` of every row of a summary."""
+    import pandas as pd
+
+    return pd.Series(
+        [
+            interval_label(n, c, i)
+            for n, c, i in zip(summary["n"], summary["coverage"], summary["interval"], strict=True)
+        ],
+        index=summary.index,
+        dtype=object,
+    )
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """A number to `digits` significant figures, with thousands separators: 910995.707 ->
+    '911,000', 0.99412 -> '0.994'; NaN -> '–'. A median of a few noisy repeats carries
+    two or three trustworthy figures, not nine."""
+    if value != value:
+        return "–"
+    if value == 0 or math.isinf(value):
+        return f"{value:g}"
+    rounded = float(f"{value:.{digits}g}")
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
+    return f"{rounded:,.{decimals}f}"
 
 
 def interval_header(summary: pd.DataFrame) -> str:

@@ -85,42 +85,194 @@ def summarize(frame: pd.DataFrame, client_order: str = PARALLEL) -> pd.DataFrame
 
 def metric_table(summary: pd.DataFrame, metric: str, digits: int = 0) -> pd.DataFrame:
     """One row per configuration, a column per security mode: the metric's median and
-    interval, unit in the header."""
+    interval, unit in the header. Where the rows' intervals differ (another repeat count or
+    method), an `interval` column names each row's: one label would be wrong for some."""
     if summary.empty:  # no cells of that kind (e.g. no sequential ones): no columns either
         return summary
     rows = summary[summary["metric"] == metric]
     if rows.empty:
         return rows
     keys = [k for k in SUMMARY_KEYS if k != "security"]
-    return tables.ci_table(rows, keys, "security", digits)
+    table = tables.ci_table(rows, keys, "security", digits)
+    if stats.mixes_intervals(rows):
+        table["interval"] = row_intervals(rows, keys)
+    return table
+
+
+def row_intervals(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per configuration (`keys`), its interval's label (`stats.interval_label`); one per
+    security mode, named, where they differ within the row."""
+    labelled = rows.assign(label=stats.interval_labels(rows))
+    labels = {}
+    for key, group in labelled.groupby(keys, sort=True):
+        by_security = dict(zip(group["security"], group["label"], strict=True))
+        if len(set(by_security.values())) == 1:
+            labels[key] = next(iter(by_security.values()))
+        else:
+            labels[key] = "; ".join(f"{s}: {label}" for s, label in sorted(by_security.items()))
+    return keyed_series(labels, keys)
+
+
+def keyed_series(values: dict, keys: list[str]) -> pd.Series:
+    """A Series indexed like a pivot table on `keys` (a MultiIndex, or a plain index for
+    one key), so it lines up with one when assigned as a column."""
+    import pandas as pd
+
+    if len(keys) == 1:
+        return pd.Series(values, dtype=object).rename_axis(keys[0])
+    index = pd.MultiIndex.from_tuples(list(values), names=keys)
+    return pd.Series(list(values.values()), index=index, dtype=object)
+
+
+def metric_note(summary: pd.DataFrame, metric: str) -> str:
+    """What the intervals of `metric_table(summary, metric)` are, from its own rows' repeat
+    counts; when they differ between rows, that the `interval` column says which is which."""
+    rows = summary[summary["metric"] == metric] if len(summary) else summary
+    sentence = stats.interval_sentence(rows, "Intervals in this table")
+    if stats.mixes_intervals(rows):
+        sentence += " They differ between rows: the `interval` column names each row's."
+    return sentence
+
+
+def run_interval_sentence(parallel: pd.DataFrame, sequential: pd.DataFrame) -> str:
+    """What the page's intervals are, for the parallel cells (every table and figure but
+    the sequential cells' own) and, apart, for the sequential cells, each from its own
+    repeat counts: the two kinds of cell ran different numbers of repeats."""
+    sentence = stats.interval_sentence(parallel, "Intervals of the parallel cells")
+    if len(sequential):
+        sentence += " " + stats.interval_sentence(sequential, "Of the sequential cells")
+        if stats.mixes_intervals(sequential):
+            sentence += " Their table names each row's."
+    return sentence
 
 
 # Each percentile the client reports and the fraction of orders at or below it.
 PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
+# The latency tables' columns (us) and the rate beside them; p99.9 has a table of its own
+# (`tail_table`): only cells of 10 000 orders support it, and a column of mostly empty
+# cells told the reader nothing.
+LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
+RATE_COLUMN = "orders/s"
+DIRECT = "none"
+
+
+def order_counts(summary: pd.DataFrame) -> pd.Series:
+    """Orders timed per configuration (median over repeats), indexed by SUMMARY_KEYS."""
+    counts = summary[summary["metric"] == "orders_ok"]
+    return counts.set_index(SUMMARY_KEYS)["median"]
 
 
 def latency_table(summary: pd.DataFrame, name: str = "rtt") -> pd.DataFrame:
-    """p50 / p90 / p99 / p99.9 / max of one latency (medians over repeats) and orders/s.
+    """p50 / p90 / p99 / max of one latency (us, medians over repeats) and orders/s, one
+    row per configuration, numbers as they are (`shown` formats them).
 
-    A percentile is shown only where the cell timed enough orders for it
-    (`stats.percentile_supported`: p99.9 of 1 000 orders is the maximum); a column no
-    configuration supports is left out."""
-    wanted = [f"{name}_{q}" for q in (*PERCENTILES, "max")] + ["orders_per_s"]
-    rows = summary[summary["metric"].isin([*wanted, "orders_ok"])]
+    p99 only where the cell timed enough orders for it (`stats.percentile_supported`: p99
+    of 200 orders is the maximum), NaN elsewhere and no column where no row supports it;
+    p99.9 is `tail_table`'s."""
+    wanted = {f"{name}_{q}": q for q in LATENCY_COLUMNS} | {"orders_per_s": RATE_COLUMN}
+    rows = summary[summary["metric"].isin(list(wanted))]
     if rows.empty:
         return rows
     table = rows.pivot_table(index=SUMMARY_KEYS, columns="metric", values="median")
-    counts = table.pop("orders_ok") if "orders_ok" in table else None
-    for q, fraction in PERCENTILES.items():
-        column = f"{name}_{q}"
-        if column in table and counts is not None:
-            supported = counts.map(lambda n, f=fraction: stats.percentile_supported(f, n))
-            table[column] = table[column].where(supported)
-            if table[column].isna().all():
-                table = table.drop(columns=column)
-    table = table[[m for m in wanted if m in table.columns]]
-    table.columns = [f"{c} ({'1/s' if c == 'orders_per_s' else 'us'})" for c in table.columns]
-    return table.round(1)
+    table = supported(table, f"{name}_p99", PERCENTILES["p99"], order_counts(summary))
+    table = table[[m for m in wanted if m in table.columns]].rename(columns=wanted)
+    table.columns.name = None
+    return table
+
+
+def supported(table: pd.DataFrame, column: str, fraction: float, counts: pd.Series) -> pd.DataFrame:
+    """`table` with `column` (a percentile) blanked where its row's order count does not
+    support it, and dropped where none does; as it is without counts."""
+    if column not in table or counts.empty:
+        return table
+    ok = counts.reindex(table.index).map(lambda n: stats.percentile_supported(fraction, n))
+    table[column] = table[column].where(ok.fillna(False).astype(bool))
+    return table.drop(columns=column) if table[column].isna().all() else table
+
+
+def latency_rows(summary: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows a latency's table shows: every cell for the round trip, direct cells only
+    for the one-way times (through the proxy they include its hop)."""
+    if name == "rtt" or summary.empty:
+        return summary
+    return summary[summary["latency_profile"] == DIRECT]
+
+
+def compact(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """`table` without the index levels that hold one value in every row, and those
+    values: a level that never changes widens the table and says nothing row by row. A
+    table of one row keeps its index."""
+    import pandas as pd
+
+    if len(table) < 2 or not isinstance(table.index, pd.MultiIndex):
+        return table, {}
+    fixed = {
+        level: table.index.get_level_values(level)[0]
+        for level in table.index.names
+        if table.index.get_level_values(level).nunique() == 1
+    }
+    if len(fixed) == table.index.nlevels:
+        return table, {}
+    return table.droplevel(list(fixed)), fixed
+
+
+def fixed_words(fixed: dict[str, object]) -> str:
+    """'every row: topology localhost, latency_profile none' ('' for none)."""
+    if not fixed:
+        return ""
+    return "every row: " + ", ".join(f"{level} {value}" for level, value in fixed.items())
+
+
+def latency_section(summary: pd.DataFrame, name: str) -> tuple[str, pd.DataFrame]:
+    """A latency's heading and its table for display (`latency_table`, compacted, numbers
+    to three significant figures); the heading names the unit and what every row shares."""
+    table, fixed = compact(latency_table(latency_rows(summary, name), name))
+    parts = [f"**{name}** (us; {RATE_COLUMN} over the whole cell)"]
+    if name != "rtt":
+        parts.append("direct cells only: through the proxy the one-way times include its hop")
+    if fixed:
+        parts.append(fixed_words(fixed))
+    return "; ".join(parts) + ".", shown(table)
+
+
+def tail_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """p99.9 (us) of each latency, only for the configurations whose cells timed enough
+    orders to support it (`stats.percentile_supported`); the one-way times of direct cells
+    only (NaN through the proxy, as in `latency_rows`)."""
+    counts = order_counts(summary)
+    ok = counts[counts.map(lambda n: stats.percentile_supported(PERCENTILES["p999"], n))]
+    names = {f"{n}_p999": n for n in LATENCY_METRICS}
+    rows = summary[summary["metric"].isin(list(names))]
+    rows = rows[(rows["metric"] == "rtt_p999") | (rows["latency_profile"] == DIRECT)]
+    if rows.empty or ok.empty:
+        return rows.iloc[0:0]
+    table = rows.pivot_table(index=SUMMARY_KEYS, columns="metric", values="median")
+    table = table.reindex(ok.index).dropna(how="all")
+    table = table[[m for m in names if m in table.columns]].rename(columns=names)
+    table.columns.name = None
+    return table
+
+
+def tail_section(summary: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The p99.9 table's heading and the table for display (compacted, three figures)."""
+    table, fixed = compact(tail_table(summary))
+    parts = ["**p99.9** (us), where a cell timed enough orders for it"]
+    if {"oneway_request", "oneway_reply"} & set(table.columns):
+        parts.append("one-way times of direct cells only (– through the proxy)")
+    if fixed:
+        parts.append(fixed_words(fixed))
+    return "; ".join(parts) + ".", shown(table)
+
+
+def shown(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """`table` for display: every float column to `digits` significant figures with
+    thousands separators (`stats.significant`; NaN as '–'), other columns as they are."""
+    out = table.copy()
+    for column in table.columns:
+        if table[column].dtype.kind == "f":
+            out[column] = [stats.significant(v, digits) for v in table[column]]
+            out[column] = out[column].astype(object)
+    return out
 
 
 def published_runs(reference: pd.DataFrame) -> pd.DataFrame:
@@ -160,7 +312,8 @@ def published_claims(reference: pd.DataFrame) -> dict[str, float]:
 
 def published_vs_measured(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
     """Seconds per 1000 orders: the seed's claim per mode next to each measured plaintext
-    configuration of that mode on the topology without added latency."""
+    configuration of that mode on the topology without added latency. Rows differ by
+    clients, orders and server workers: each is a column, and the label names all three."""
     import pandas as pd
 
     metric = "elapsed_per_1000_orders"
@@ -176,23 +329,50 @@ def published_vs_measured(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.
     mine = summary[
         (summary["metric"] == metric)
         & (summary["security"] == "plaintext")
-        & (summary["latency_profile"] == "none")
+        & (summary["latency_profile"] == DIRECT)
         & summary["mode"].isin(["unary", "bidi"])
     ]
     table = stats.compare_published(mine, theirs, ["mode"], metric, how="right")
-    columns = ["mode", "clients", "orders", "measured", "ci_low", "ci_high", "coverage"]
+    columns = [*PUBLISHED_KEYS, "measured", "ci_low", "ci_high", "n", "coverage", "interval"]
     table = table[[*columns, "published"]]
     table["ratio"] = table["measured"] / table["published"]
     table["label"] = [
-        f"{MODE_NAMES[m]}, {c} clients"
-        for m, c in zip(table["mode"], table["clients"], strict=True)
+        configuration_label(m, c, o, w)
+        for m, c, o, w in zip(
+            table["mode"], table["clients"], table["orders"], table["workers"], strict=True
+        )
     ]
-    return table.sort_values(["mode", "clients"]).reset_index(drop=True)
+    return table.sort_values(PUBLISHED_KEYS).reset_index(drop=True)
+
+
+PUBLISHED_KEYS = ["mode", "clients", "orders", "workers"]
+
+
+def configuration_label(mode: str, clients: object, orders: object, workers: object) -> str:
+    """'unary, 100 clients x 1000 orders, 10 workers': what tells two cells of one mode
+    apart, for a figure's axis or legend."""
+    if clients != clients:  # not measured: the seed's row alone
+        return MODE_NAMES.get(mode, mode)
+    return (
+        f"{MODE_NAMES.get(mode, mode)}, {clients:.0f} client{'' if clients == 1 else 's'} x "
+        f"{orders:.0f} orders, {workers:.0f} workers"
+    )
+
+
+def published_shown(compared: pd.DataFrame) -> pd.DataFrame:
+    """`compared` (`published_vs_measured`) as the page shows it (`tables.published_table`),
+    with an `interval` column naming each row's where the rows' intervals differ."""
+    shown_table = tables.published_table(compared, PUBLISHED_KEYS, "s per 1000 orders", 3)
+    both = compared.dropna(subset=["published", "measured"])
+    if stats.mixes_intervals(both):
+        shown_table["interval"] = stats.interval_labels(both).to_numpy()
+    return shown_table
 
 
 def slowdowns(summary: pd.DataFrame) -> pd.DataFrame:
     """bidi / unary time per 1000 orders, per configuration both modes ran in with the same
-    server workers (a pair with more workers on one side would not compare the modes)."""
+    server workers (a pair with more workers on one side would not compare the modes).
+    A mode a configuration did not run is NaN (`slowdowns_shown` says 'not run')."""
     rows = summary[summary["metric"] == "elapsed_per_1000_orders"]
     keys = [k for k in SUMMARY_KEYS if k != "mode"]
     table = rows.pivot_table(index=keys, columns="mode", values="median")
@@ -204,7 +384,14 @@ def slowdowns(summary: pd.DataFrame) -> pd.DataFrame:
     table = table.rename(columns={m: f"{m} (s per 1000 orders)" for m in modes_in(table)})
     if "bidi / unary" in table:  # a configuration only one mode ran in compares nothing
         table = table.dropna(subset=["bidi / unary"])
-    return table.round(3)
+    table.columns.name = None
+    return table
+
+
+def slowdowns_shown(summary: pd.DataFrame) -> pd.DataFrame:
+    """`slowdowns` for display: three significant figures, and 'not run' where the
+    configuration did not run that mode (so neither its time nor its ratio exists)."""
+    return shown(slowdowns(summary)).replace("–", "not run")
 
 
 def modes_in(table: pd.DataFrame) -> list[str]:
@@ -285,26 +472,70 @@ def load_cdfs(run: Run) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cdf_figure(
-    cdfs: pd.DataFrame,
-    latency: str = "rtt",
-    security: str = "plaintext",
-    latency_profile: str = "none",
-) -> Figure:
-    """Latency CDFs, one line per mode and number of clients (repeat 1, one latency
-    profile: direct by default), the profile named in the title."""
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+# Line style per mode, so a series keeps its mode at a glance whatever its colour.
+MODE_STYLES = {"unary": "-", "bidi": "--", "bidi_pipelined": ":"}
+STYLE_WORDS = {"-": "solid", "--": "dashed", ":": "dotted"}
+CDF_KEYS = ["topology", "mode", "clients", "orders", "workers"]
+
+
+def cdf_rows(cdfs: pd.DataFrame, latency: str, security: str, latency_profile: str) -> pd.DataFrame:
+    """The CDF points a figure draws: repeat 1 of the parallel cells of one latency,
+    security and latency profile (the sequential cells have their own section)."""
     shown = cdfs[
         (cdfs["latency"] == latency)
         & (cdfs["security"] == security)
         & (cdfs["repeat"] == 1)
         & (cdfs["latency_profile"] == latency_profile)
     ]
-    for (mode, clients), group in shown.groupby(["mode", "clients"], sort=True):
-        group = group.sort_values("quantile")
-        ax.plot(
-            group["us"], group["quantile"], label=f"{MODE_NAMES.get(mode, mode)}, {clients} clients"
+    if "client_order" in shown:
+        shown = shown[shown["client_order"].fillna(PARALLEL) == PARALLEL]
+    return shown
+
+
+def cdf_lines(shown: pd.DataFrame) -> list[tuple]:
+    """One (label, mode, sorted latencies, sorted fractions) per configuration: every key
+    that tells two cells apart is in the group, so no line mixes two cells' points (which
+    zig-zags between them into a filled band), and both axes are sorted, so a CDF rises."""
+    import numpy as np
+
+    topologies = shown["topology"].nunique() if len(shown) else 0
+    lines = []
+    for (topology, mode, clients, orders, workers), group in shown.groupby(CDF_KEYS, sort=True):
+        label = configuration_label(mode, clients, orders, workers)
+        if topologies > 1:
+            label += f", {topology}"
+        lines.append(
+            (label, mode, np.sort(group["us"].to_numpy()), np.sort(group["quantile"].to_numpy()))
         )
+    return lines
+
+
+def distinct_colors(count: int) -> list[tuple[float, float, float]]:
+    """`count` colours, all different up to 40 (tab10's ten repeat after ten series)."""
+    colours = [*plt.get_cmap("tab20").colors, *plt.get_cmap("tab20b").colors]
+    # tab20 pairs a dark and a light shade of one hue: dark ones first keeps close shades
+    # apart while there are few series.
+    ordered = colours[0:20:2] + colours[1:20:2] + colours[20:]
+    return [ordered[i % len(ordered)] for i in range(count)]
+
+
+def cdf_figure(
+    cdfs: pd.DataFrame,
+    latency: str = "rtt",
+    security: str = "plaintext",
+    latency_profile: str = "none",
+) -> Figure:
+    """Latency CDFs, one line per configuration (repeat 1 of the parallel cells, one latency
+    profile: direct by default), its own colour, its mode's line style, the legend beside
+    the axes; the profile named in the title."""
+    # Wide: the legend beside the axes takes a third of it.
+    fig, ax = plt.subplots(figsize=(12, 5))
+    lines = cdf_lines(cdf_rows(cdfs, latency, security, latency_profile))
+    for (label, mode, us, fractions), colour in zip(
+        lines, distinct_colors(len(lines)), strict=True
+    ):
+        style = MODE_STYLES.get(mode, "-.")
+        ax.plot(us, fractions, label=label, color=colour, linestyle=style, linewidth=1.5)
     ax.set_xscale("log")
     ax.set_xlabel(f"{latency} latency per order (us, log scale)")
     ax.set_ylabel("fraction of orders")
@@ -312,9 +543,28 @@ def cdf_figure(
         f"Latency CDF per order ({latency}, {security}, repeat 1)\n{profile_words(latency_profile)}"
     )
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    if lines:  # outside the axes: inside, thirteen entries hid the curves
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig
+
+
+def cdf_caption(cdfs: pd.DataFrame, latency: str = "rtt", latency_profile: str = "none") -> str:
+    """What the CDF figures draw, counted from the points: lines per security mode and
+    what a line style means."""
+    if cdfs.empty:
+        return "No cell kept its latency CDF."
+    counts = {
+        security: len(cdf_lines(cdf_rows(cdfs, latency, security, latency_profile)))
+        for security in sorted(cdfs["security"].unique())
+    }
+    per = ", ".join(f"{n} in {s}" for s, n in counts.items())
+    modes = [m for m in MODE_STYLES if m in set(cdfs["mode"])]
+    styles = ", ".join(f"{STYLE_WORDS[MODE_STYLES[m]]} {MODE_NAMES[m]}" for m in modes)
+    return (
+        f"Every order of repeat 1 of each parallel configuration, {profile_words(latency_profile)}"
+        f": one line per configuration ({per}); line style marks the mode ({styles})."
+    )
 
 
 # The metrics the TLS table compares, named with their units for its rows.
@@ -325,31 +575,81 @@ TLS_COST_METRICS = {
 }
 
 
+TLS_KEYS = ["topology", "latency_profile", "mode", "clients", "orders", "workers"]
+
+
 def tls_cost(summary: pd.DataFrame) -> pd.DataFrame:
-    """TLS / plaintext for the median round trip and the order rate, per configuration.
+    """TLS / plaintext for the median round trip and the order rate, per configuration that
+    ran both ways (`tls_unpaired_sentence` counts the others, left out).
 
     The configuration (and the metric, with its unit) is the row index: a 0..n index under
-    a `security` column header would shift every heading by one."""
+    a `security` column header would shift every heading by one. The workers are part of
+    the configuration: averaging a 10-worker and a 100-worker cell would compare neither."""
     rows = summary[summary["metric"].isin(list(TLS_COST_METRICS))]
     rows = rows.assign(metric=rows["metric"].map(TLS_COST_METRICS))
-    keys = ["topology", "latency_profile", "mode", "clients", "orders", "metric"]
-    table = rows.pivot_table(index=keys, columns="security", values="median")
+    table = rows.pivot_table(index=[*TLS_KEYS, "metric"], columns="security", values="median")
     if not {"plaintext", "tls"} <= set(table.columns):
         return table.iloc[0:0]
+    table = table[["plaintext", "tls"]].dropna()
     table.columns.name = None
     table["tls / plaintext"] = table["tls"] / table["plaintext"]
-    return table.round(3)
+    return table
+
+
+def tls_unpaired_sentence(summary: pd.DataFrame) -> str:
+    """How many configurations of the TLS table's metrics ran one way only and so have no
+    row in it ('' when every configuration ran both ways)."""
+    rows = summary[summary["metric"].isin(list(TLS_COST_METRICS))]
+    if rows.empty:
+        return ""
+    ways = rows.groupby(TLS_KEYS)["security"].agg(lambda s: frozenset(s))
+    only = {
+        security: int((ways == frozenset({security})).sum()) for security in ("plaintext", "tls")
+    }
+    parts = [
+        f"{count} ran in {'plaintext' if security == 'plaintext' else 'TLS'} only"
+        for security, count in only.items()
+        if count
+    ]
+    if not parts:
+        return ""
+    unpaired = sum(only.values())
+    counterpart = (
+        "TLS or plaintext" if all(only.values()) else ("TLS" if only["plaintext"] else "plaintext")
+    )
+    return (
+        f"Of the {len(ways)} configurations, {' and '.join(parts)}: "
+        f"{'it has' if unpaired == 1 else 'these have'} no {counterpart} counterpart and "
+        f"{'is' if unpaired == 1 else 'are'} left out of the table."
+    )
 
 
 def latency_vs_clients(
     summary: pd.DataFrame, metric: str = "rtt_p50", latency_profile: str = "none"
 ) -> pd.DataFrame:
     """The summary rows of one metric in one latency profile (direct by default), with a
-    mode + security series."""
+    series per mode, security, orders per cell and server workers: a line through cells
+    of other orders or workers at one number of clients would zig-zag between them."""
     rows = summary[
         (summary["metric"] == metric) & (summary["latency_profile"] == latency_profile)
     ].copy()
-    rows["series"] = rows["mode_name"] + ", " + rows["security"]
+    base = (
+        rows["mode_name"]
+        + ", "
+        + rows["security"]
+        + ", "
+        + rows["orders"].map("{:.0f} orders".format)
+    )
+    rows["series"] = (
+        base
+        + ", "
+        + [
+            "≥ 1 worker per client" if w >= c else f"{w:.0f} workers"
+            for w, c in zip(rows["workers"], rows["clients"], strict=True)
+        ]
+    )
+    if rows.duplicated(["series", "clients"]).any():  # two worker counts under one words
+        rows["series"] = base + ", " + rows["workers"].map("{:.0f} workers".format)
     return rows
 
 
@@ -358,14 +658,53 @@ def vs_clients_title(metric: str, latency_profile: str = "none") -> str:
     return f"orders: {metric} vs clients\n{profile_words(latency_profile)}"
 
 
+def vs_clients_figure(rows: pd.DataFrame, metric: str, unit: str) -> Figure:
+    """`plots.lines_with_intervals` of `latency_vs_clients` rows, each series its own
+    colour and its mode's line style, the legend beside the axes, not over the lines."""
+    from perflab.analysis import plots
+
+    names = sorted(rows["series"].unique())
+    colours = dict(zip(names, distinct_colors(len(names)), strict=True))
+    fig = plots.lines_with_intervals(
+        rows,
+        "clients",
+        "series",
+        vs_clients_title(metric),
+        f"{metric} ({unit})",
+        logx=True,
+        colors=colours,
+    )
+    ax = fig.axes[0]
+    modes = dict(zip(rows["series"], rows["mode"], strict=False))
+    for container in ax.containers:
+        line = container.lines[0]
+        line.set_linestyle(MODE_STYLES.get(modes.get(container.get_label(), ""), "-."))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.set_size_inches(11, 4.5)
+    fig.tight_layout()
+    return fig
+
+
+def vs_clients_note(summary: pd.DataFrame, latency_profile: str = "none") -> str:
+    """What the error bars of the figures against clients are, from their own rows."""
+    rows = summary[summary["latency_profile"] == latency_profile] if len(summary) else summary
+    return (
+        "Median over repeats, one line per mode, security, orders per cell and server "
+        "workers; " + stats.interval_sentence(rows, "error bars")
+    )
+
+
 def profile_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Median round trip per latency profile and mode (plaintext): localhost vs each network."""
     rows = summary[(summary["metric"] == "rtt_p50") & (summary["security"] == "plaintext")]
+    # Orders and workers in the key: a mean over configurations would be none of them.
     table = rows.pivot_table(
-        index=["topology", "mode", "clients"], columns="latency_profile", values="median"
+        index=["topology", "mode", "clients", "orders", "workers"],
+        columns="latency_profile",
+        values="median",
     )
     table.columns = [f"{c} rtt p50 (us)" for c in table.columns]
-    return table.round(1)
+    return table
 
 
 def proxy_overhead(summary: pd.DataFrame) -> pd.DataFrame:
@@ -374,10 +713,13 @@ def proxy_overhead(summary: pd.DataFrame) -> pd.DataFrame:
         summary["metric"].isin(["rtt_p50", "rtt_p99"])
         & summary["latency_profile"].isin(["none", "proxy_0ms"])
     ]
-    keys = ["topology", "mode", "security", "clients", "orders", "metric"]
+    keys = ["topology", "mode", "security", "clients", "orders", "workers", "metric"]
     table = rows.pivot_table(index=keys, columns="latency_profile", values="median")
     if not {"none", "proxy_0ms"} <= set(table.columns):
         return table.iloc[0:0]
+    # A configuration run one way only has no difference to show.
+    table = table[["none", "proxy_0ms"]].dropna()
+    table.columns.name = None
     table[PROXY_ADDED] = table["proxy_0ms"] - table["none"]
     table = table.rename(columns={"none": "direct (us)", "proxy_0ms": "through the proxy (us)"})
     return table.round(1).reset_index()
@@ -401,11 +743,16 @@ def proxy_overhead_note(table: pd.DataFrame) -> str:
         for metric in sorted(set(table["metric"]))
     )
     worst = negative.loc[negative[PROXY_ADDED].idxmin()]
-    where = f"{worst['mode']} {worst['security']} {worst['clients']} clients {worst['metric']}"
+    where = (
+        f"{worst['mode']} {worst['security']} {worst['clients']} clients "
+        f"{worst['workers']} workers {worst['metric']}"
+    )
     return (
         f"{len(negative)} of {len(table)} differences are negative ({per_metric}), down to "
-        f"{worst[PROXY_ADDED]:,.0f} us ({where}: {worst['direct (us)']:,.0f} direct, "
-        f"{worst['through the proxy (us)']:,.0f} through the proxy). The proxy only adds work "
+        f"{stats.significant(worst[PROXY_ADDED])} us ({where}: "
+        f"{stats.significant(worst['direct (us)'])} direct, "
+        f"{stats.significant(worst['through the proxy (us)'])} through the proxy). The proxy "
+        "only adds work "
         "to a call, so these are run-to-run noise: at that percentile, in those "
         "configurations, the noise between runs exceeds the proxy's cost, so those "
         "differences are not the proxy's, and a positive one of like size there is no surer "
@@ -414,9 +761,35 @@ def proxy_overhead_note(table: pd.DataFrame) -> str:
 
 
 def percentile_sentence(summary: pd.DataFrame) -> str:
-    """Which latency percentiles the fewest-orders cell can show (`stats.percentile_note`)."""
-    counts = summary.loc[summary["metric"] == "orders_ok", "median"]
-    return stats.percentile_note(float(counts.min())) if len(counts) else ""
+    """Which latency percentiles the tables can show, from the orders each configuration
+    timed: p99.9 in its own table for the configurations that support it, p99 blank where a
+    cell timed too few (`stats.percentile_supported`)."""
+    counts = order_counts(summary)
+    if counts.empty:
+        return ""
+    need = {q: stats.samples_needed(PERCENTILES[q]) for q in ("p99", "p999")}
+    tail = int(counts.map(lambda n: stats.percentile_supported(PERCENTILES["p999"], n)).sum())
+    sentence = (
+        f"A percentile needs at least {stats.TAIL_SAMPLES} orders beyond it, so p99.9 needs "
+        f"{need['p999']:,} orders in a cell: "
+    )
+    if tail:
+        sentence += (
+            f"the latency tables leave it out, and the p99.9 table after them shows it for "
+            f"the {tail} of {len(counts)} configurations that timed that many."
+        )
+    else:
+        sentence += (
+            f"no configuration here timed that many (at most {counts.max():,.0f}), so p99.9 "
+            "is not shown; the maximum is."
+        )
+    few = int((counts < need["p99"]).sum())
+    if few:
+        sentence += (
+            f" p99 needs {need['p99']:,}: it shows as – for the "
+            f"{plural(few, 'configuration')} that timed fewer."
+        )
+    return sentence
 
 
 def seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -524,4 +897,90 @@ def reading_sentence(fit: ReadingFit) -> str:
         f"{READING_WORDS[closer]}: measured {figures(closer)}, against {figures(other)} with "
         f"{READING_WORDS[other]} (summed |ln(measured / seed)| "
         f"{fit.distance(closer):.2f} against {fit.distance(other):.2f})."
+    )
+
+
+STREAM_MODES = ("bidi", "bidi_pipelined")
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 configuration', '12 configurations'."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def configurations(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration of a summary (its SUMMARY_KEYS)."""
+    if summary.empty:
+        return summary
+    return summary.drop_duplicates(SUMMARY_KEYS)[SUMMARY_KEYS]
+
+
+def fewer_workers_words(few: pd.DataFrame) -> str:
+    """'1,000 clients on 10 workers, 100 clients on 10 workers': the distinct pairs."""
+    pairs = sorted({(int(c), int(w)) for c, w in zip(few["clients"], few["workers"], strict=True)})
+    return ", ".join(f"{c:,} clients on {w:,} workers" for c, w in reversed(pairs))
+
+
+def workers_sentence(summary: pd.DataFrame) -> str:
+    """How the cells' server workers stand to their clients, per kind of call, counted from
+    the configurations: a bidi stream holds a server thread for its life, a unary call only
+    while it is served, so a unary cell may run fewer workers than clients."""
+    configs = configurations(summary)
+    if configs.empty:
+        return ""
+    parts = []
+    streams = configs[configs["mode"].isin(STREAM_MODES)]
+    if len(streams):
+        parts.append(
+            "A bidi stream holds a server thread for its life, and "
+            + worker_words(streams, "bidi", "so their streams wait for a thread")
+        )
+    unary = configs[configs["mode"] == "unary"]
+    if len(unary):
+        few = unary[unary["workers"] < unary["clients"]]
+        seed = len(few) and (few["workers"] == SEED_WORKERS).all()
+        parts.append(
+            "a unary call holds a server thread only while it is served, and "
+            + worker_words(unary, "unary", "the seed's own server" if seed else "")
+        )
+    sentence = "; ".join(parts)
+    return (
+        sentence[0].upper() + sentence[1:] + ". The `workers` column says what each cell "
+        "ran, and the modes are compared only at equal workers."
+    )
+
+
+def worker_words(configs: pd.DataFrame, kind: str, why: str) -> str:
+    """'every one of the 34 bidi configurations runs at least one worker per client', or
+    how many run fewer workers than clients, which, and `why` that matters ('' for none)."""
+    few = configs[configs["workers"] < configs["clients"]]
+    if few.empty:
+        return (
+            f"{'every one of the' if len(configs) > 1 else 'the'} "
+            f"{plural(len(configs), kind + ' configuration')} runs at least one worker per client"
+        )
+    return (
+        f"{len(few)} of the {len(configs)} {kind} configurations run fewer workers than "
+        f"clients ({fewer_workers_words(few)}{': ' + why if why else ''}), the rest at least "
+        "one per client"
+    )
+
+
+def sequential_sentence(sequential: pd.DataFrame) -> str:
+    """What the sequential cells ran, from their configurations: modes, security, workers,
+    clients one after another and their orders."""
+    configs = configurations(sequential)
+    if configs.empty:
+        return "This run has no sequential cells."
+
+    def listed(column: str, words: dict | None = None) -> str:
+        values = [str((words or {}).get(v, v)) for v in sorted(configs[column].unique())]
+        return " and ".join([", ".join(values[:-1]), values[-1]] if len(values) > 1 else values)
+
+    return (
+        f"The sequential cells ({plural(len(configs), 'configuration')}) ran "
+        f"{listed('mode', MODE_NAMES)}, "
+        f"{listed('security')}, on a server of {listed('workers')} workers, with "
+        f"{listed('clients')} clients one after another, at latency profiles "
+        f"{listed('latency_profile')}."
     )
