@@ -98,8 +98,8 @@ def test_a_spread_beyond_the_runs_noise_depends_on_the_machine():
     alike = pool_claim(CLAIM, runs_at([1.01, 1.0, 0.99, 1.02, 1.0]))
     assert not alike.depends_on_machine
     runs = runs_at([0.79, 1.13, 0.9, 1.25, 0.85])
-    assert "1 depend on the machine" in lead([spread], runs)
-    assert "0 depend on the machine" in lead([alike], runs)
+    assert "1 depend on the site" in lead([spread], runs)
+    assert "0 depend on the site" in lead([alike], runs)
 
 
 def test_two_runs_of_one_boot_are_one_site():
@@ -157,7 +157,7 @@ def test_cli_pools_readings_files_into_an_index(tmp_path, capsys):
     assert main(["verdicts", "--runs", *map(str, files), "--out", str(out)]) == 0
     page = (out / "index.html").read_text()
     assert "over 3 runs on 3 independent sites" in page
-    assert "1 depend on the machine" in page
+    assert "1 depend on the site" in page
     assert (out / "figures" / f"forest-{claim}.png").is_file()
     assert main(["verdicts", "--runs", str(files[0]), str(files[0]), "--out", str(out)]) == 2
     assert "given twice" in capsys.readouterr().err

@@ -156,7 +156,7 @@ def notes(reading: PooledReading, said_above: str = "") -> str:
     if reading.depends_on_machine:
         flagged = sum(c.pooled.depends_on_machine for c in reading.configurations)
         parts.append(
-            f'<span class="flag">depends on the machine</span> ({flagged} of '
+            f'<span class="flag">depends on the site</span> ({flagged} of '
             f"{len(reading.configurations)} configurations)"
         )
     if len(reading.revisions) > 1:
@@ -286,7 +286,8 @@ def lead(readings: list[PooledReading], runs: list[RunReadings]) -> str:
     return (
         f"{len(readings)} claims over {len(runs)} runs on {sites_phrase(runs)}. Pooled: "
         f"{tally(pooled)}{not_pooled_phrase(readings)}.{one_run} {len(machine)} depend on the "
-        "machine (the spread between sites exceeds a run's own noise); "
+        "site (the spread between sites exceeds a run's own noise; sites differ in machine, "
+        "boot and the commit that measured them, so this is not the machine alone); "
         f"{len(moved)} pooled verdicts differ from the newest run that measured the claim, "
         "marked ≠."
     )
@@ -306,7 +307,7 @@ METHOD = (
     "Q-profile and 0.955-1.00 for the pooled interval. A pooled verdict is decided by the "
     "single-run rule (verdicts.decide and "
     "verdicts.combine) on the pooled interval, with the floor margin. 'Depends on the "
-    "machine': tau's interval excludes 0 and tau exceeds the median within-site standard "
+    "site': tau's interval excludes 0 and tau exceeds the median within-site standard "
     "error. Where the sites agree more closely than their own errors predict (Q at tau 0 below "
     "the lower chi-square quantile), tau's Q-profile interval is empty and is said to be, "
     "not printed as [0, 0]. Error-rate claims are not pooled: they read 'not pooled' and "

@@ -79,6 +79,20 @@ POWER_NOTE = (
 )
 
 
+# The notebook theme right-aligns output table cells (':not(.jp-RenderedMarkdown)
+# .jp-RenderedHTMLCommon td'): words read better from the left, so the first rule names the
+# same container to outrank it. A claim id and a configuration list have no spaces to break
+# at: they may break anywhere, so the table fits the page; the other columns keep their
+# words whole.
+VERDICTS_TABLE_STYLE = (
+    "<style>.jp-RenderedHTMLCommon table.verdicts td, .jp-RenderedHTMLCommon "
+    "table.verdicts th {text-align: left; vertical-align: top} "
+    "table.verdicts td:nth-child(2) b, table.verdicts td:nth-child(9) "
+    "{overflow-wrap: anywhere} "
+    "table.verdicts tr.conclusion td {background: #eef2f8; padding-top: 0.8em}</style>"
+)
+
+
 @dataclass(frozen=True)
 class Replication:
     """A run's verdicts, and the reference run's where this run is not the reference."""
@@ -561,14 +575,7 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     if replication.reference is not None:
         head += ["reference run", "≠"]
     head.append("evidence")
-    # The notebook theme right-aligns output table cells (':not(.jp-RenderedMarkdown)
-    # .jp-RenderedHTMLCommon td'): words read better from the left, so this rule names the
-    # same container to outrank it.
-    lines.append(
-        "<style>.jp-RenderedHTMLCommon table.verdicts td, .jp-RenderedHTMLCommon "
-        "table.verdicts th {text-align: left; vertical-align: top; overflow-wrap: anywhere} "
-        "table.verdicts tr.conclusion td {background: #eef2f8; padding-top: 0.8em}</style>"
-    )
+    lines.append(VERDICTS_TABLE_STYLE)
     listed = replication.listed()
     if len(listed) < len(verdicts):
         left_out = sorted({v.claim.study for v in verdicts} - {v.claim.study for v in listed})
