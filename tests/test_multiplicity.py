@@ -89,3 +89,22 @@ def test_the_sentence_says_how_many_decided_readings_the_control_keeps():
     assert "keeps 0 of the 3 decided readings; the other 3 stand at their own coverage only" in (
         weak.sentence()
     )
+
+
+def test_the_index_headline_says_how_many_decided_readings_survive_the_correction():
+    from perflab.analysis.replication import Replication, headline_html
+
+    clear = [
+        judge(claim(id=f"clear-{k}"), cells(three_repeats([150, 151, 149], [100, 100.5, 99.5])))
+        for k in range(3)
+    ]
+    (lead, _) = headline_html(Replication("run-a", clear))
+    assert (
+        "at a 10% false-discovery rate across the readings, 3 of the 3 decided ones stand" in lead
+    )
+    close = [
+        judge(claim(id=f"close-{k}"), cells(three_repeats([150, 125, 175], [100, 100, 100])))
+        for k in range(3)
+    ]
+    (lead, _) = headline_html(Replication("run-a", close))
+    assert "0 of the 3 decided ones stand" in lead

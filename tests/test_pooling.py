@@ -344,3 +344,16 @@ def test_the_summary_shows_the_published_figure_beside_the_pooled_one():
     tiny = pool_claim(CLAIM, runs_at([0.0006, 0.0007, 0.0005]))
     assert pooled_cell(tiny)[0].startswith("0.000")
     assert "0.00x" not in pooled_cell(tiny)[0]
+
+
+def test_a_byte_count_in_a_configuration_reads_in_binary_units():
+    from perflab.analysis.pooled import readable
+
+    assert readable("payload_bytes", "1073741824") == "1 GiB"
+    assert readable("payload_bytes", "536870912") == "512 MiB"
+    assert readable("chunk_bytes", "4193280") == "4095 KiB"
+    assert readable("payload_bytes", "10737418240") == "10 GiB"
+    assert readable("payload_bytes", "1025") == "1025"
+    # The other way: small counts and other keys stay as they are.
+    assert readable("payload_bytes", "512") == "512"
+    assert readable("concurrency", "1073741824") == "1073741824"

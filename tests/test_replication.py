@@ -72,7 +72,7 @@ def test_index_links_evidence_and_flags_a_changed_verdict():
     alone = index_html(Replication("run-a", now), {"hello": "hello.html"})
     assert 'href="hello.html#claim-a-beats-b"' in alone
     assert "reference run" not in alone
-    assert "1 hold." in alone
+    assert "1 hold; " in alone
     moved = index_html(
         Replication("run-a", now, "ref", [judge(claim(), BEHIND)]), {"hello": "hello.html"}
     )

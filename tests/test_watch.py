@@ -367,3 +367,11 @@ def test_a_sample_written_at_each_phase_change_counts_once_a_process_tree_still_
     assert list(client["rss_mib"]) == [20]
     growth = watch.burst_rows(timeline.assign(cell_id="a", server_cores=1)).set_index("metric")
     assert growth.loc["server_rss_growth", "value"] == 0
+
+
+def test_rss_on_a_log_axis_only_where_the_lines_span_decades():
+    import pandas as pd
+
+    assert watch.rss_spans_decades(pd.Series([90.0, 95.0, 3700.0]))
+    assert not watch.rss_spans_decades(pd.Series([90.0, 95.0, 300.0]))
+    assert not watch.rss_spans_decades(pd.Series([], dtype=float))

@@ -102,6 +102,13 @@ class Discoveries:
     decided: int
     kept: frozenset[str]  # claim ids of the decided readings the step-up keeps
 
+    def short(self) -> str:
+        """The headline's clause: how many decided readings survive the correction."""
+        return (
+            f"at a {self.rate:.0%} false-discovery rate across the readings, {len(self.kept)} "
+            f"of the {self.decided} decided ones stand (see Multiplicity below)"
+        )
+
     def sentence(self) -> str:
         return (
             f"Multiplicity: over the {self.measured} measured readings, Benjamini and "

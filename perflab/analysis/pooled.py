@@ -45,6 +45,20 @@ NOT_POOLED_KINDS = {"error_rate": "an error rate is not pooled: a rate of 0 has 
 NOT_POOLED = "not pooled"
 
 
+def readable(key: str, value: object) -> str:
+    """A configuration value as a reader takes it in: a byte count in binary units
+    ('payload_bytes=1 GiB', not 1073741824); anything else as it is."""
+    text = str(value)
+    if not key.endswith("bytes") or not text.isdigit() or int(text) < 1024:
+        return text
+    size = int(text)
+    # The largest unit the count is a whole number of: 4 193 280 B reads 4095 KiB, exact.
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size % scale == 0:
+            return f"{size // scale} {unit}"
+    return text
+
+
 @dataclass(frozen=True)
 class SiteValue:
     """One site's reading of one configuration: its runs combined."""
@@ -64,7 +78,7 @@ class PooledConfiguration:
     pair: PairResult
 
     def where(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.key.items()) or "all cells"
+        return ", ".join(f"{k}={readable(k, v)}" for k, v in self.key.items()) or "all cells"
 
     @property
     def runs(self) -> int:

@@ -514,12 +514,14 @@ def headline_html(replication: Replication) -> list[str]:
     verdicts = replication.verdicts
     ledger = replication.ledger
     family = ledger.family_error() if ledger is not None else None
+    # The correction beside the counts it qualifies, not only in the next paragraph.
+    control = discoveries(verdicts, family or 1 - replication.judging.coverage)
     return [
         f"<p>{len(verdicts)} readings of "
         f"{len(set(conclusions([v.claim for v in verdicts]).values()))} published conclusions of "
         f"{len({v.claim.seed for v in verdicts})} seeds, decided on run "
         f"<code>{html.escape(replication.run_id)}</code>: "
-        f"{tally(verdicts)}.</p>",
+        f"{tally(verdicts)}; {html.escape(control.short())}.</p>",
         f"<p>{html.escape(conclusions_sentence(verdicts, replication.judging, family))} "
         f"{html.escape(reach_sentence(replication))}</p>",
     ]

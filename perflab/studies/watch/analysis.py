@@ -423,9 +423,21 @@ def timeline_figure(
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
+        rss = part[part["message"] == message]["rss_mib"]
+        if rss_spans_decades(rss):
+            # A 3.7 GiB cache on a linear axis flattens the 90 MiB strategies onto zero.
+            axes[1, col].set_yscale("log")
+            axes[1, col].set_ylim(bottom=rss[rss > 0].min() * 0.8)
+            axes[1, col].set_ylabel("RSS (MiB, log scale)")
     axes[0, 0].legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
+
+
+def rss_spans_decades(rss: pd.Series) -> bool:
+    """Whether the RSS lines of one panel span more than a decade (log axis then)."""
+    positive = rss[rss > 0]
+    return len(positive) > 0 and positive.max() / positive.min() > 10
 
 
 # Each CPU phase the seed read off Grafana, as (percent metric, minutes metric).
