@@ -107,4 +107,6 @@ def test_the_index_headline_says_how_many_decided_readings_survive_the_correctio
         for k in range(3)
     ]
     (lead, _) = headline_html(Replication("run-a", close))
-    assert "0 of the 3 decided ones stand" in lead
+    assert "0 of the 3 decided ones stand (" in lead
+    (lead, _) = headline_html(Replication("run-a", [clear[0], *close]))
+    assert "1 of the 4 decided ones stands (" in lead

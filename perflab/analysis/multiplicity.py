@@ -106,7 +106,8 @@ class Discoveries:
         """The headline's clause: how many decided readings survive the correction."""
         return (
             f"at a {self.rate:.0%} false-discovery rate across the readings, {len(self.kept)} "
-            f"of the {self.decided} decided ones stand (see Multiplicity below)"
+            f"of the {self.decided} decided ones {'stands' if len(self.kept) == 1 else 'stand'} "
+            "(see Multiplicity below)"
         )
 
     def sentence(self) -> str:
