@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from perflab.analysis import stats
 from perflab.analysis.frames import read_reference, read_run
 from perflab.analysis.run import read as read_folder
 from perflab.contract.matrix import MatrixError, expand
@@ -281,6 +282,14 @@ def test_published_vs_measured_pairs_the_seed_cells(fixture):
         & (measured["metric"] == "server_rss_peak")
     ].iloc[0]
     assert row["published"] == 260 and row["ratio"] == pytest.approx(row["measured"] / 260)
+    # Each row says the coverage its own repeats give.
+    (ours,) = summary[
+        (summary["scenario"] == "mono_small")
+        & (summary["implementation"] == "js_object")
+        & (summary["metric"] == "server_rss_peak")
+    ].itertuples()
+    assert row["interval"] == stats.interval_label(ours.n, ours.coverage, ours.interval)
+    assert row["interval"] != ""
 
 
 def test_a_scaled_folder_and_a_capped_peak_are_noted_beside_the_seeds_figure(fixture):

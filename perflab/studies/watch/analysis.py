@@ -330,8 +330,10 @@ def published_vs_measured(
         comparison_note(row, (folders or {}).get(row["scenario"].split("_")[-1]), seed_bytes, cores)
         for _, row in table.iterrows()
     ]
+    # Each row's own coverage: rows of 3 and of 8 rounds sit in one table.
+    table["interval"] = stats.interval_labels(table) if len(table) else []
     columns = ["scenario", "strategy", "metric", "unit", "published", "measured", "ci_low"]
-    return table[[*columns, "ci_high", "ratio", "note"]]
+    return table[[*columns, "ci_high", "interval", "ratio", "note"]]
 
 
 def comparison_note(row: pd.Series, ours: int | None, seed_bytes: dict, cores: int) -> str:
