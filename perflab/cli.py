@@ -363,26 +363,28 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from perflab.analysis.fixes import fixes_held_by
+    from perflab.analysis.fixes import FixesError, fixes_held_by
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
 
     reference, out = Path(args.reference), Path(args.out)
+    try:
+        # A malformed fixes file is refused before any run is judged.
+        held = fixes_held_by(reference, Path("."))
+    except FixesError as exc:
+        print(f"perflab readings: {exc}", file=sys.stderr)
+        return 2
     if args.commit is None:
         if refused_run_dir("readings", args.run):
             return 2
         run = read(Path(args.run), claim_frame_hooks())
-        held = fixes_held_by(reference, Path("."))
         print(write_readings(read_run_readings(run, reference, fixes_held=held), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
         run = read(folder, claim_frame_hooks())
-        readings = read_run_readings(
-            run, reference, args.commit, fixes_held_by(reference, Path("."))
-        )
-        print(write_readings(readings, out))
+        print(write_readings(read_run_readings(run, reference, args.commit, held), out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)
         return 2

@@ -136,3 +136,17 @@ def test_git_says_which_commits_hold_the_orders_clock_fix():
     assert contains(fix, head) is True
     assert contains(fix, f"{fix}~1") is False
     assert contains(fix, "0" * 40) is None
+
+
+def test_perflab_readings_refuses_a_malformed_fixes_file_before_judging(tmp_path, capsys):
+    from perflab.cli import main
+
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "claims.yml").write_text((REFERENCE / "claims.yml").read_text())
+    (reference / FIXES_FILE).write_text(yaml.safe_dump([{"commit": "1713c63f", "claims": ["x"]}]))
+    out = tmp_path / "readings"
+    argv = ["readings", "--run", "data/no-such-run", "--reference", str(reference)]
+    assert main([*argv, "--out", str(out)]) == 2
+    assert "needs a full commit" in capsys.readouterr().err
+    assert not out.exists()

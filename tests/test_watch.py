@@ -384,3 +384,11 @@ def test_rss_on_a_log_axis_only_where_the_lines_span_decades():
     assert watch.rss_spans_decades(pd.Series([90.0, 95.0, 3700.0]))
     assert not watch.rss_spans_decades(pd.Series([90.0, 95.0, 300.0]))
     assert not watch.rss_spans_decades(pd.Series([], dtype=float))
+
+
+def test_folder_bytes_are_the_cells_own_pairs_times_pair_size(fixture):
+    frame, _, _ = fixture
+    table = watch.sizes(frame)
+    expected = {row.folder: int(row.kv_pairs * row.pair_bytes) for row in table.itertuples()}
+    assert watch.folder_bytes(frame) == expected and expected
+    assert watch.folder_bytes(frame.iloc[0:0]) == {}

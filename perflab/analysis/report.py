@@ -231,13 +231,12 @@ def hosts_note(manifest: dict) -> str:
     for name, facts in manifest.get("hosts", {}).items():
         if facts.get("boot_id"):
             by_boot.setdefault(str(facts["boot_id"]), []).append(name)
-    shared = [names for names in by_boot.values() if len(names) > 1]
     return " ".join(
         f"{' and '.join(f'`{n}`' for n in names)} are one machine (boot {boot[:8]}): network "
         "namespaces, not separate hosts, so the CPUs and memory each row shows are the same "
         "ones."
         for boot, names in by_boot.items()
-        if names in shared
+        if len(names) > 1
     )
 
 

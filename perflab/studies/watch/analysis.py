@@ -321,11 +321,8 @@ def published_vs_measured(
     # Rows name our metric: the notebook picks its figures by it.
     table["metric"] = table["metric"].map(PUBLISHED)
     table = table.rename(columns={"implementation": "strategy"})
-    seed_bytes = {
-        row["scenario"]: json.loads(row["params"])["kv_pairs"]
-        * json.loads(row["params"])["pair_bytes"]
-        for _, row in theirs.iterrows()
-    }
+    seed_params = {row["scenario"]: json.loads(row["params"]) for _, row in theirs.iterrows()}
+    seed_bytes = {name: p["kv_pairs"] * p["pair_bytes"] for name, p in seed_params.items()}
     table["note"] = [
         comparison_note(row, (folders or {}).get(row["scenario"].split("_")[-1]), seed_bytes, cores)
         for _, row in table.iterrows()
@@ -357,14 +354,11 @@ def pinned_cores(timeline: pd.DataFrame) -> int:
 
 
 def folder_bytes(frame: pd.DataFrame) -> dict[str, int]:
-    """Folder name -> the bytes our cells of it served (pairs x pair size)."""
-    cells = frame[frame["study"] == STUDY] if len(frame) else frame
-    if not len(cells) or "kv_pairs" not in cells:
-        return {}
-    sized = cells.dropna(subset=["folder", "kv_pairs", "pair_bytes"])
+    """Folder name -> the bytes our cells of it served (pairs x pair size, from `sizes`)."""
+    table = sizes(frame)
     return {
-        str(folder): int(group["kv_pairs"].iloc[0] * group["pair_bytes"].iloc[0])
-        for folder, group in sized.groupby("folder")
+        str(row.folder): int(row.kv_pairs * row.pair_bytes)
+        for row in table.dropna(subset=["folder", "kv_pairs", "pair_bytes"]).itertuples()
     }
 
 
