@@ -36,7 +36,7 @@ from perflab.host.ghz import (
     ghz_binary,
     open_loop_rate,
     schedule_shortfall,
-    thin_details,
+    store_thinned,
     warmup_note,
     warmup_summary,
 )
@@ -160,10 +160,9 @@ def timed(argv: list[str], time_file: str) -> list[str]:
 def keep_ghz_output(work: Path, record: CellRecord) -> None:
     """ghz.json thinned (with a note when it was) and gzipped, when the cell wrote one."""
     if (work / "ghz.json").is_file():
-        note = thin_details(work / "ghz.json")
+        note = store_thinned(work / "ghz.json")
         if note:
             record.notes.append(note)
-        gzip_file(work / "ghz.json")
 
 
 def read_calibration(run_dir: Path) -> dict[str, object]:
