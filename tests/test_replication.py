@@ -290,6 +290,20 @@ def test_forest_figure_draws_a_row_per_claim_and_a_rate_panel_when_needed():
     assert "no claim was measured" in plots.forest([], "claims").axes[0].get_title()
 
 
+def test_forest_gives_each_seed_its_own_axis_so_one_seeds_tiny_ratios_squeeze_no_other():
+    from perflab.analysis import plots
+
+    (wide,) = forest_rows(Replication("run-a", [judge(claim(), AHEAD)]))
+    tiny = {**wide, "seed": "001", "label": "switches", "effect": 1e-4, "low": 5e-5, "high": 2e-4}
+    fig = plots.forest([wide, tiny], "claims")
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["seed 000", "seed 001"]
+    low, high = fig.axes[0].get_xlim()
+    assert low > 0.1 and high < 10  # seed 000's panel is not stretched to 10^-4
+    assert fig.axes[1].get_xlim()[0] < 1e-4
+    # One seed to a panel: its rows are not each prefixed with it.
+    assert [t.get_text() for t in fig.axes[1].get_yticklabels()] == ["switches"]
+
+
 def test_a_verdict_that_depends_on_the_method_says_so_beside_it():
     steady = claim(id="a-beats-b", method="steady", sibling="a-beats-b-seed-method")
     seed = claim(id="a-beats-b-seed-method", method="seed", sibling="a-beats-b")

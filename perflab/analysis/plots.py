@@ -133,51 +133,60 @@ def show(fig: Figure, out_dir: str | Path, name: str):  # -> IPython.display.Ima
 def forest(rows: list[dict], title: str) -> Figure:
     """A forest plot of claims: per row its effect (dot) and interval (bar) in its verdict's
     colour, its threshold (black tick; both band edges for a 'within' claim) and the
-    published figure (hollow diamond), one line per claim, grouped by `seed`.
+    published figure (hollow diamond), one line per claim.
 
-    Ratios share a log axis (0.5x and 2x lie equally far from 1); error rates, which may be
-    0%, get a linear axis of their own below. `rows`: replication.forest_rows.
+    One panel per seed, each on its own log axis (0.5x and 2x lie equally far from 1): one
+    seed's ratios of context switches reach 10^-4 while the others' sit within 0.2-10x, and
+    on a shared axis those squeeze into a third of its width. Error rates, which may be 0%,
+    get a linear panel of their own at the end. `rows`: replication.forest_rows.
     """
-    panels = [
-        (kind, [row for row in rows if row["rate"] == (kind == "rate")])
-        for kind in ("ratio", "rate")
-    ]
-    panels = [(kind, part) for kind, part in panels if part]
+    panels = forest_panels(rows)
     if not panels:
         fig, ax = plt.subplots(figsize=(8, 1.5))
         ax.set_axis_off()
         ax.set_title(f"{title}: no claim was measured")
         return fig
-    heights = [len(part) + 1 for _, part in panels]
+    # A panel's rows plus room for its title and its two rows of tick labels.
+    heights = [len(part) + 3 for _, _, part in panels]
     fig, axes = plt.subplots(
         len(panels),
         1,
-        figsize=(10, 0.28 * sum(heights) + 1.5),
+        figsize=(10, 0.28 * sum(heights) + 1.0),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
-    for ax, (kind, part) in zip(axes[:, 0], panels, strict=True):
+    for ax, (name, kind, part) in zip(axes[:, 0], panels, strict=True):
         forest_panel(ax, part, log=kind == "ratio")
-    axes[0, 0].set_title(title)
+        ax.set_title(name, fontsize=9, loc="left")
+    fig.suptitle(title)
     from matplotlib.lines import Line2D
 
     shown = {str(row["verdict"]): str(row["colour"]) for row in rows}
     handles = [Line2D([], [], color=colour, marker="o", lw=2) for colour in shown.values()]
-    axes[-1, 0].legend(
-        handles,
-        list(shown),
-        fontsize=7,
-        loc="upper center",
-        ncol=len(shown),
-        bbox_to_anchor=(0.5, -0.35 if len(panels) > 1 else -0.08),
-    )
-    fig.tight_layout()
+    fig.legend(handles, list(shown), fontsize=7, loc="lower center", ncol=len(shown))
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
     return fig
 
 
+def forest_panels(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
+    """The forest's panels in order: (heading, "ratio" or "rate", rows), a ratio panel per
+    seed and one panel for every error rate."""
+    seeds = sorted({str(row["seed"]) for row in rows if not row["rate"]})
+    panels = [
+        (f"seed {seed}", "ratio", [row for row in rows if not row["rate"] and row["seed"] == seed])
+        for seed in seeds
+    ]
+    rates = [row for row in rows if row["rate"]]
+    if rates:
+        panels.append(("error rates", "rate", rates))
+    return panels
+
+
 def forest_panel(ax, rows: list[dict], log: bool) -> None:  # ax: matplotlib Axes
-    """One panel of `forest`: rows top to bottom, a rule between seeds."""
+    """One panel of `forest`: rows top to bottom, a rule between seeds (a panel of one seed
+    names it in its heading, not on every row)."""
     ordered = sorted(rows, key=lambda row: str(row["seed"]))
+    one_seed = len({row["seed"] for row in ordered}) == 1
     ys = list(range(len(ordered), 0, -1))
     scale = 1.0 if log else 100.0  # rates read as percent
     for y, row in zip(ys, ordered, strict=True):
@@ -193,7 +202,10 @@ def forest_panel(ax, rows: list[dict], log: bool) -> None:  # ax: matplotlib Axe
         if above["seed"] != below["seed"]:
             ax.axhline(y + 0.5, color="#d0d7de", lw=1)
     ax.set_yticks(ys)
-    ax.set_yticklabels([f"{row['seed']}  {row['label']}" for row in ordered], fontsize=7)
+    ax.set_yticklabels(
+        [row["label"] if one_seed else f"{row['seed']}  {row['label']}" for row in ordered],
+        fontsize=7,
+    )
     ax.set_ylim(0.3, len(ordered) + 0.7)
     if log:
         ax.set_xscale("log")
