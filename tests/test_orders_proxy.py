@@ -128,8 +128,9 @@ def test_client_goes_through_the_runner_s_proxy_with_the_profile_s_delay(host_pa
     assert {t["stream"] for t in lan["toxics"]} == {"upstream", "downstream"}
     for profile, proxy in (("proxy_0ms", zero), ("lan", lan)):
         folder = folders[profile]
-        argv = json.loads((folder / "client.argv.json").read_text())
-        assert argv[argv.index("--target") + 1] == proxy["listen"], "client did not call the proxy"
+        # The client took its target on stdin and says which it dialled.
+        report = json.loads((folder / "client.json").read_text())
+        assert report["target"] == proxy["listen"], "client did not call the proxy"
         server = json.loads((folder / "cell.json").read_text())["spec"]["server"]
         assert proxy["upstream"] == f"{server['host']}:{server['port']}"
         assert not psutil.pid_exists(proxy["pid"]), "the runner left its proxy running"

@@ -21,6 +21,9 @@ class Implementation:
     command: tuple[str, ...]
     options: dict[str, object] = field(default_factory=dict)
     folder: Path = Path()
+    # A client that, given `--target -`, reads its target from stdin once it has started:
+    # the runner starts it beside its server (perflab.host.runner.CellRunner).
+    target_on_stdin: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ def read_impl(folder: Path, servers_root: Path) -> Implementation:
         command=tuple(raw["command"]),
         options=dict(raw.get("options", {})),
         folder=folder,
+        target_on_stdin=bool(raw.get("target_on_stdin", False)),
     )
 
 

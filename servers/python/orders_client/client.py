@@ -207,7 +207,12 @@ def cdf(values_ns: list[int]) -> list[list[float]]:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--target", required=True)
+    parser.add_argument(
+        "--target",
+        required=True,
+        help="host:port; -: read it from stdin once started (the runner starts this client "
+        "while its server starts, and sends the target when the server is ready)",
+    )
     parser.add_argument("--out", required=True)
     parser.add_argument("--mode", choices=MODES, default="unary")
     parser.add_argument("--clients", type=int, default=1, help="clients started together")
@@ -224,6 +229,10 @@ def parse_args() -> argparse.Namespace:
         "--client_order", choices=CLIENT_ORDERS, default="parallel", help="parallel: together"
     )
     args = parser.parse_args()
+    if args.target == "-":
+        args.target = sys.stdin.readline().strip()
+        if not args.target:
+            parser.error("--target -: stdin ended before a target came")
     if args.connect_batch < 1:
         parser.error("need --connect_batch >= 1")
     if args.clients < 1 or args.orders < args.clients:
@@ -459,6 +468,7 @@ def report(args: argparse.Namespace, samples: list[Samples], elapsed: float) -> 
         metrics += distribution("oneway_reply", reply_oneway)
     return {
         "metrics": metrics,
+        "target": args.target,
         "mode": args.mode,
         "client_order": args.client_order,
         "clients": args.clients,
