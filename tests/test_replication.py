@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -96,6 +97,12 @@ def test_index_leaves_out_the_claims_of_studies_the_run_did_not_include():
     # A run with cells of both studies lists both, and says nothing of a left-out study.
     full = index_html(Replication("run-a", both, studies=frozenset({"hello", "orders"})), {})
     assert "orders-claim" in full and "did not include" not in full
+    # Against a reference that measured both, only the studies this run measured compare.
+    reference = [judge(claim(), AHEAD), dataclasses.replace(orders, verdict=HOLDS)]
+    partial = Replication("run-a", both, "ref", reference, studies=frozenset({"hello"}))
+    assert "0 of 1 verdicts differ in the studies this run measured." in index_html(partial, {})
+    whole = Replication("run-a", both, "ref", reference, studies=frozenset({"hello", "orders"}))
+    assert "1 of 2 verdicts differ (marked ≠)." in index_html(whole, {})
 
 
 def test_study_page_opens_with_sentences_and_the_reference_beside_them():

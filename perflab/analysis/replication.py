@@ -558,11 +558,14 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
         f"<p>{html.escape(looks_sentence(replication))}</p>",
     ]
     if replication.reference is not None:
-        moved = [v for v in verdicts if replication.differs(v)]
+        # A study the run left out is not a difference: its claims are not listed.
+        compared = replication.listed()
+        moved = [v for v in compared if replication.differs(v)]
         lines.append(
             "<p>Compared with the reference run "
             f"<code>{html.escape(replication.reference_id or '')}</code>: "
-            f"{len(moved)} of {len(verdicts)} verdicts differ"
+            f"{len(moved)} of {len(compared)} verdicts differ"
+            + (" in the studies this run measured" if len(compared) < len(verdicts) else "")
             + (" (marked ≠)." if moved else ".")
             + "</p>"
         )
