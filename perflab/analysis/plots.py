@@ -158,13 +158,16 @@ def forest(rows: list[dict], title: str) -> Figure:
     for ax, (name, kind, part) in zip(axes[:, 0], panels, strict=True):
         forest_panel(ax, part, log=kind == "ratio")
         ax.set_title(name, fontsize=9, loc="left")
-    fig.suptitle(title)
+    # Placed in inches from the top: a fraction of a 60-inch figure lands inside a panel.
+    fig.suptitle(title, y=1 - 0.12 / fig.get_figheight(), va="top")
     from matplotlib.lines import Line2D
 
     shown = {str(row["verdict"]): str(row["colour"]) for row in rows}
     handles = [Line2D([], [], color=colour, marker="o", lw=2) for colour in shown.values()]
     fig.legend(handles, list(shown), fontsize=7, loc="lower center", ncol=len(shown))
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    # The title and the legend keep their inches however tall the figure grows.
+    height = fig.get_figheight()
+    fig.tight_layout(rect=(0, 0.35 / height, 1, 1 - 0.5 / height))
     return fig
 
 
