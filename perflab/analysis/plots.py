@@ -146,12 +146,12 @@ def forest(rows: list[dict], title: str) -> Figure:
         ax.set_axis_off()
         ax.set_title(f"{title}: no claim was measured")
         return fig
-    # A panel's rows plus room for its title and its two rows of tick labels.
-    heights = [len(part) + 3 for _, _, part in panels]
+    # A panel's rows plus room for its heading, its two rows of tick labels and its label.
+    heights = [len(part) + 4 for _, _, part in panels]
     fig, axes = plt.subplots(
         len(panels),
         1,
-        figsize=(10, 0.28 * sum(heights) + 1.0),
+        figsize=(10, 0.28 * sum(heights) + 1.5),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
