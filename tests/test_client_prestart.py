@@ -19,7 +19,8 @@ from tests.test_orders_proxy import orders_cells
 def test_only_the_clients_that_say_so_take_their_target_on_stdin():
     impls = discover(REPO / "servers")
     assert {key for key, impl in impls.items() if impl.target_on_stdin} == {
-        "python/orders_client"
+        "python/orders_client",
+        "python/throughput_client",
     }
 
 

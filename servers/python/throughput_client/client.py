@@ -78,7 +78,7 @@ class KeepNonEmpty(argparse.Action):
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--target", required=True)
+    parser.add_argument("--target", required=True, help="host:port; -: read it from stdin")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--security", choices=["none", "tls", "mtls"], default="none")
     # The command passes {home}/tls; an empty --tls_dir from the matrix keeps it.
@@ -89,7 +89,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout_s", type=float, default=600.0)
     parser.add_argument("--checksum", type=int, default=0)
     parser.add_argument("--api", choices=["sync", "aio"], default="sync")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.target == "-":
+        # Started beside its server (impl.toml target_on_stdin): imported while it starts.
+        args.target = sys.stdin.readline().strip()
+        if not args.target:
+            parser.error("--target -: stdin ended before a target came")
+    return args
 
 
 def measure_sync(
@@ -167,6 +173,7 @@ def main() -> None:
         "seconds": seconds,
         "security": args.security,
         "api": args.api,
+        "target": args.target,
         "warmup_bytes": args.warmup_bytes,
         "max_receive_bytes": args.max_receive_bytes,
     }
