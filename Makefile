@@ -109,8 +109,9 @@ HISTORY_RUNS := 20261123-reference@5606e601 20261124-reference@1c1e4be8 \
 	20261127T082212Z-quick@085342aa 20261126-netns@a916765a
 # Committed run folders that are neither a reference nor recovered: sites of their own, a
 # study measured again on another boot (20261127T175154Z-quick: pyclients, to see whether
-# the grpcio clients' 4.6 MB higher RSS on 20261127T111956Z-quick came back; it did not).
-SITE_RUNS := 20261127T175154Z-quick
+# the grpcio clients' 4.6 MB higher RSS on 20261127T111956Z-quick came back; it did not.
+# 20261127T182348Z-quick: orders, the first with its client started beside the server).
+SITE_RUNS := 20261127T175154Z-quick 20261127T182348Z-quick
 readings: venv
 	mkdir -p tmp
 	for run in $(HISTORY_RUNS); do \
