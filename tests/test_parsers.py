@@ -20,7 +20,7 @@ from perflab.contract.parsers import (
     read_raw_text,
     terminating_signal,
 )
-from perflab.host.ghz import store_thinned, thin_details
+from perflab.host.ghz import store_thinned
 
 DATA = Path(__file__).parent / "data"
 
@@ -42,36 +42,25 @@ def test_ghz_real_report():
     assert metrics["latency_p99"][0] > metrics["latency_p50"][0]
 
 
-def test_thinned_ghz_report_keeps_its_figures_and_says_what_it_dropped(tmp_path):
-    path = tmp_path / "ghz.json"
-    path.write_bytes(gzip.decompress((DATA / "ghz_real.json.gz").read_bytes()))
-    before = as_dict(parse_ghz(path.read_text(), path))
-    note = thin_details(path, keep=1000)
-    thinned = json.loads(path.read_text())
-    assert thinned["perflabDetailsThinned"] == {"of": 6664, "kept": 1000}
-    # Exactly `keep`, never fewer: the sample capacity's p99.9 needs (10 000 at the default).
-    assert len(thinned["details"]) == 1000 and "1000 evenly spaced of 6664" in note
-    original = json.loads(gzip.decompress((DATA / "ghz_real.json.gz").read_bytes()))["details"]
-    assert thinned["details"][0] == original[0] and thinned["details"][-1] == original[6657]
-    assert as_dict(parse_ghz(path.read_text(), path)) == before
-    # A report already small enough is left as ghz wrote it.
-    assert thin_details(path, keep=1000) == "" and json.loads(path.read_text()) == thinned
-
-
-def test_a_ghz_report_is_stored_thinned_and_gzipped_in_one_pass(tmp_path):
+def test_a_ghz_report_is_stored_thinned_and_gzipped_keeping_its_figures(tmp_path):
     raw = gzip.decompress((DATA / "ghz_real.json.gz").read_bytes())
     path = tmp_path / "ghz.json"
     path.write_bytes(raw)
     before = as_dict(parse_ghz(raw.decode(), path))
     note = store_thinned(path, keep=1000)
-    assert not path.exists() and "1000 evenly spaced of 6664" in note
-    stored = json.loads(gzip.decompress((tmp_path / "ghz.json.gz").read_bytes()))
-    assert stored["perflabDetailsThinned"] == {"of": 6664, "kept": 1000}
+    assert not path.exists()
+    stored = gzip.decompress((tmp_path / "ghz.json.gz").read_bytes())
+    thinned = json.loads(stored)
+    assert thinned["perflabDetailsThinned"] == {"of": 6664, "kept": 1000}
+    # Exactly `keep`, never fewer: the sample capacity's p99.9 needs (10 000 at the default).
+    assert len(thinned["details"]) == 1000 and "1000 evenly spaced of 6664" in note
+    original = json.loads(raw)["details"]
+    assert thinned["details"][0] == original[0] and thinned["details"][-1] == original[6657]
     assert as_dict(parse_ghz(read_raw_text(path), path)) == before
-    # Small enough already: stored byte for byte, no note.
-    path.write_bytes(raw)
-    assert store_thinned(path, keep=10_000) == ""
-    assert gzip.decompress((tmp_path / "ghz.json.gz").read_bytes()) == raw
+    # A report already small enough is stored as it was written, byte for byte, no note.
+    path.write_bytes(stored)
+    assert store_thinned(path, keep=1000) == ""
+    assert gzip.decompress((tmp_path / "ghz.json.gz").read_bytes()) == stored
 
 
 def test_ghz_errors_are_counted_by_status_and_not_taken_for_throughput():

@@ -132,18 +132,9 @@ def schedule_shortfall(offered_rps: int, duration_s: float, measured: dict[str, 
 DETAILS_KEPT = 10_000
 
 
-def thin_details(path: Path, keep: int = DETAILS_KEPT) -> str:
-    """Keeps `keep` evenly spaced entries of ghz's per-request `details` (in time order);
-    returns a note, or ''."""
-    report = json.loads(path.read_text())
-    note = thin_report(report, keep)
-    if note:
-        path.write_text(json.dumps(report))
-    return note
-
-
 def thin_report(report: dict[str, Any], keep: int = DETAILS_KEPT) -> str:
-    """thin_details on a report already read: thins it in place; returns a note, or ''."""
+    """Keeps `keep` evenly spaced entries of ghz's per-request `details` (in time order), in
+    place; returns a note, or ''."""
     details = report.get("details")
     if not isinstance(details, list) or len(details) <= keep:
         return ""
@@ -157,10 +148,10 @@ def thin_report(report: dict[str, Any], keep: int = DETAILS_KEPT) -> str:
 
 def store_thinned(path: Path, keep: int = DETAILS_KEPT) -> str:
     """ghz.json thinned and gzipped beside it as ghz.json.gz in one read, the plain file
-    removed; returns thin_report's note. Once a cell's load ends this is the cell's
-    teardown, so a 150 000-call report is read once here (reading, thinning, rewriting
-    and gzipping it at the top level took 0.27 s, about the whole teardown of a steady
-    ghz cell). A report that needs no thinning is stored byte for byte."""
+    removed; returns thin_report's note. Part of a ghz cell's teardown: with the runner's
+    own parse, a 53 000-call report took 0.132 s read, thinned, rewritten and gzipped (level
+    9) in separate passes, and takes 0.106 s so. A report that needs no thinning is stored
+    byte for byte."""
     raw = path.read_bytes()
     report = json.loads(raw)
     note = thin_report(report, keep) if isinstance(report, dict) else ""
