@@ -46,8 +46,17 @@ func (s *dataServer) GiveMeData(req *pb.DataRequest, stream grpc.ServerStreaming
 	return nil
 }
 
+// makePayload maps the payload's pages with MAP_POPULATE, so the kernel faults them in at
+// once instead of one trap per page as the fill first touches them, as the Python server
+// does: the same 4 KiB anonymous pages a make([]byte) of this size gets, a few seconds less
+// before READY at 10 GiB.
 func makePayload(size int) []byte {
-	payload := make([]byte, size)
+	payload, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_POPULATE)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot map the payload:", err)
+		os.Exit(1)
+	}
 	first := min(size, blockBytes)
 	if _, err := rand.Read(payload[:first]); err != nil {
 		panic(err)
