@@ -33,7 +33,7 @@ REFERENCE = (
 )
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
-PREVIOUS = REPO_ROOT / "data" / "20261127T082212Z-quick"
+PREVIOUS = REPO_ROOT / "data" / "20261127T111956Z-quick"
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +73,8 @@ def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it
 
 def test_the_reference_run_priced_from_the_one_before_it_is_within_15_percent_of_it(own_cells):
     # What `make run` printed before the reference run: its cells priced from the previous
-    # localhost reference (a cell it lacked priced by analogy; 20261127T082212Z-quick ran
-    # the same configurations as 20261127T044109Z-quick, so none), against the minutes the
-    # run then took.
+    # localhost reference (a cell it lacked priced by analogy; 20261127T111956Z-quick ran
+    # the same configurations, so none), against the minutes the run then took.
     result = estimate(own_cells, PREVIOUS, 0.0)
     actual = measured_minutes(REFERENCE)
     assert sum(result.priced.values()) == sum(map(len, own_cells.values()))
