@@ -22,6 +22,10 @@ STYLE = (
     "body{font-family:sans-serif;margin:2em;max-width:80em}"
     "table{border-collapse:collapse;margin:1em 0}"
     "td,th{border:1px solid #d0d7de;padding:0.3em 0.6em;text-align:left;vertical-align:top}"
+    # Twelve columns: the claim ids, run ids and notes may break anywhere, so the summary fits
+    # the window instead of running past its right edge; figures and headings keep whole.
+    ".summary td:nth-child(2),.summary td:nth-child(4),.summary td:nth-child(12)"
+    "{overflow-wrap:anywhere}"
     "th{background:#f6f8fa}.flag{color:#cf222e;font-weight:bold}"
     ".not-pooled{color:#57606a;font-style:italic;white-space:nowrap}"
 )
@@ -342,7 +346,9 @@ def page(
         "<h1>Every run a site: verdicts pooled across machines</h1>",
         f"<p>{html.escape(lead(readings, runs))}</p>",
         *([f'<p class="left-out">{html.escape(left_out)}</p>'] if left_out else []),
-        "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>",
+        '<table class="summary"><thead><tr>'
+        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        + "</tr>",
         "</thead><tbody>",
         *summary_rows(readings, runs, left_out),
         "</tbody></table>",
