@@ -26,8 +26,9 @@ constexpr size_t kBlockBytes = 1 << 20;
 
 // The payload's pages are mapped with MAP_POPULATE, so the kernel faults them in at once
 // instead of one trap per page as the fill first touches them (the Python and Go servers do
-// the same): the same 4 KiB anonymous pages a std::string of this size gets from malloc,
-// a few seconds less before READY at 10 GiB.
+// the same): the same 4 KiB anonymous pages a std::string of this size gets from malloc.
+// At 10 GiB that is a few seconds less before READY back to back; on a VM that hands idle
+// memory back to its host, the host's own faults after a pause outweigh it.
 class Payload {
  public:
   explicit Payload(size_t size) : size_(size) {

@@ -34,8 +34,9 @@ def make_payload(size: int) -> mmap.mmap | bytearray:
     The same anonymous private memory a bytearray of this size gets from malloc, with its
     pages faulted in by the kernel at once (MAP_POPULATE) rather than one trap per page as
     the fill first touches it: a 2 GiB fill took 0.9 s instead of 1.4-1.7 s on the
-    reference machine, a 10 GiB one several seconds less before READY. The stream reads
-    the same pages either way.
+    reference machine, a 10 GiB one several seconds less before READY back to back (on a
+    VM that hands idle memory back to its host, its faults after a pause outweigh that).
+    The stream reads the same pages either way.
     """
     if size == 0:
         return bytearray()
