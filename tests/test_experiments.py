@@ -65,3 +65,30 @@ def test_hellos_warmup_is_the_arm_the_experiment_tested():
     matrix = yaml.safe_load((GROUP_VARS / "hello.yml").read_text())["perflab_matrix_hello"]
     assert matrix["warmup_s"] == 0.25
     assert "20261127-hello-warmup-ab" in (GROUP_VARS / "hello.yml").read_text()
+
+
+PAYLOAD_AB = REPO / "data" / "experiments" / "20261128-throughput-payload-ab"
+GIB = 2**30
+
+
+def test_the_payload_ab_table_recomputes_from_its_cells():
+    found = json.loads((PAYLOAD_AB / "ab.json").read_text())
+    table = re.findall(
+        r"^\| (\w+) \| (\d+) GiB \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| "
+        r"([\d.]+) \|$",
+        (PAYLOAD_AB / "README.md").read_text(),
+        re.MULTILINE,
+    )
+    assert len(table) == len(found["configurations"]) == 7
+    excluding_one = []
+    for row, config in zip(table, found["configurations"], strict=True):
+        assert (row[0], int(row[1]) * GIB) == (config["implementation"], config["size"])
+        assert len(config["made"]) == len(config["kept"]) == int(row[2])
+        computed = paired_ratio(config["made"], config["kept"])
+        assert [f"{value:.3f}" for value in computed] == list(row[3:6])
+        ready = [statistics.median(config["ready_s"][arm]) for arm in ("made", "kept")]
+        assert [f"{value:.2f}" for value in ready] == list(row[6:])
+        if not computed[1] <= 1 <= computed[2]:
+            excluding_one.append((row[0], row[1]))
+    # What the README concludes from it.
+    assert excluding_one == [("python_aio", "1"), ("go", "10")]
