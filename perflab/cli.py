@@ -203,6 +203,128 @@ def one_runner_at_a_time(run_dir: Path, still_wanted: Callable[[], bool]) -> boo
 _held_locks: list[object] = []
 
 
+def checkout_revision(src: Path) -> str:
+    """The commit of a checkout run in place (its cells record none), "-dirty" when changed."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        done = subprocess.run(["git", "-C", str(src), *argv], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    sha = git("rev-parse", "HEAD")
+    if not sha:
+        return "unknown"
+    return f"{sha}-dirty" if git("status", "--porcelain", "--untracked-files=no") else sha
+
+
+class AbRefused(Exception):
+    """What `perflab ab` refuses before any cell runs, said in one line."""
+
+
+def ab_overrides(args: argparse.Namespace) -> dict[str, dict]:
+    """Each arm's YAML mapping, laid over the profile by perflab.host.ab."""
+    import yaml
+
+    from perflab.host.ab import ARMS
+
+    if args.pairs < 2:
+        raise AbRefused("--pairs: a paired interval needs at least 2")
+    overrides = {}
+    for arm in ARMS:
+        try:
+            overrides[arm] = yaml.safe_load(getattr(args, arm)) or {}
+        except yaml.YAMLError as exc:
+            raise AbRefused(f"--{arm}: not YAML: {exc}") from exc
+        if not isinstance(overrides[arm], dict):
+            raise AbRefused(f"--{arm}: expected a mapping of the profile's keys")
+    return overrides
+
+
+def ab_cells(args: argparse.Namespace, overrides: dict[str, dict], run_id: str) -> dict:
+    """Each arm's configurations, every --cell among them in both, else AbRefused."""
+    from perflab.contract.group_vars import study_vars
+    from perflab.contract.matrix import MatrixError
+    from perflab.host.ab import ARMS, arm_cells
+    from perflab.studies import UnknownStudy, get_study
+
+    try:
+        study = get_study(args.study)
+        config, profiles = study_vars(args.study, Path(args.group_vars))
+        known = set(discover(Path(args.src) / "servers"))
+        cells = {
+            arm: arm_cells(study, config, profiles, args.profile, overrides[arm], known, run_id)
+            for arm in ARMS
+        }
+    except (UnknownStudy, KeyError, MatrixError) as exc:
+        raise AbRefused(str(exc)) from exc
+    missing = [c for c in args.cell if not all(c in cells[arm] for arm in ARMS)]
+    if missing:
+        raise AbRefused(
+            f"--cell {', '.join(missing)}: not a configuration of both arms (one of "
+            f"{', '.join(sorted(cells['a'])[:6])}, ...)"
+        )
+    return cells
+
+
+def ab_run_folder(args: argparse.Namespace, run_id: str) -> Path:
+    """The A/B's run folder, with the calibration (which ghz, its ceiling) its cells read:
+    --calibration's, else the localhost reference run's."""
+    from perflab.analysis.estimate import reference_for
+
+    runs = Path(args.runs).expanduser()
+    (runs / run_id).mkdir(parents=True, exist_ok=True)
+    calibration = Path(args.calibration) if args.calibration else None
+    if calibration is None:
+        reference = reference_for("localhost", Path("data/reference"))
+        calibration = reference / "calibration.json" if reference else None
+    if calibration is not None and calibration.is_file():
+        (runs / run_id / "calibration.json").write_text(calibration.read_text())
+    return runs
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    """Runs an A/B of two knob values and prints its table (perflab.host.ab, .analysis.ab)."""
+    from perflab.analysis.ab import ab_summary
+    from perflab.host.ab import run_pairs
+    from perflab.host.runner import CellRunner
+
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-ab"
+    try:
+        overrides = ab_overrides(args)
+        cells = ab_cells(args, overrides, run_id)
+    except AbRefused as exc:
+        print(f"perflab ab refused: {exc}", file=sys.stderr)
+        return 2
+    runner = CellRunner(host_paths(args), ab_run_folder(args, run_id))
+    began = now_iso()
+    try:
+        found = run_pairs(runner, cells, args.cell, args.pairs, say)
+    finally:
+        runner.release()
+    summary = ab_summary(found.folders, found.statuses, args.metric, args.pairs)
+    result = {
+        "study": args.study,
+        "profile": args.profile,
+        "run_id": run_id,
+        "date": began,
+        # What the cells ran (each cell.json's code_revision): the commit an A/B rests on.
+        "code_revisions": summary.revisions or [checkout_revision(Path(args.src))],
+        "metric": args.metric,
+        "unit": summary.unit,
+        "arms": overrides,
+        "pairs": args.pairs,
+        "configurations": summary.configurations,
+    }
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(
+        f"A/B {run_id}: {args.study} ({args.profile}), {args.metric}; a: {overrides['a']}, "
+        f"b: {overrides['b']}"
+    )
+    print(summary.text())
+    return 0 if summary.complete() else 1
+
+
 def cmd_agent(args: argparse.Namespace) -> int:
     from perflab.host.agent import serve
 
@@ -537,6 +659,25 @@ def parser() -> argparse.ArgumentParser:
     cells.add_argument("--first", type=int, default=1, help="the number of the list's first cell")
     cells.add_argument("--of", type=int, default=0, help="the n of [i/n] (default: the list's)")
     cells.set_defaults(func=cmd_cells)
+
+    ab = sub.add_parser("ab", help="A/B two knob values: paired cells, the ratio and its interval")
+    host_args(ab)
+    ab.add_argument("--study", required=True)
+    ab.add_argument("--profile", default="quick", help="the profile the arms' overrides go over")
+    ab.add_argument("--a", default="{}", help="arm a: YAML mapping laid over the profile")
+    ab.add_argument("--b", required=True, help="arm b: YAML mapping laid over the profile")
+    ab.add_argument(
+        "--cell", action="append", required=True, help="a configuration (cell id without -rN)"
+    )
+    ab.add_argument("--pairs", type=int, default=8)
+    ab.add_argument("--metric", required=True, help="the metric compared, e.g. rps, throughput")
+    ab.add_argument("--runs", default="/tmp/perflab-ab", help="folder the A/B's cells go under")
+    ab.add_argument("--out", default="", help="write every value and status as JSON here")
+    ab.add_argument("--group-vars", default="inventory/group_vars/all")
+    ab.add_argument(
+        "--calibration", default="", help="calibration.json (default: the localhost reference's)"
+    )
+    ab.set_defaults(func=cmd_ab)
 
     agent = sub.add_parser("agent", help="start servers for runners on other hosts (multi-host)")
     host_args(agent)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from perflab.contract import group_vars
 from perflab.host.impls import HostPaths
 
 REPO = Path(__file__).resolve().parent.parent
@@ -136,11 +137,7 @@ def host_paths() -> HostPaths:
 
 def study_vars(study: str) -> tuple[dict, dict]:
     """perflab_matrix_<study> and perflab_profiles_<study> as Ansible would read them."""
-    data = yaml.safe_load((GROUP_VARS / f"{study}.yml").read_text())
-    return (
-        resolve_group_vars(data[f"perflab_matrix_{study}"]),
-        resolve_group_vars(data.get(f"perflab_profiles_{study}", {})),
-    )
+    return group_vars.study_vars(study, GROUP_VARS)
 
 
 def matrix_only(cells: list) -> list:
@@ -150,20 +147,7 @@ def matrix_only(cells: list) -> list:
 
 
 def resolve_group_vars(value):  # noqa: ANN001, ANN201 - any YAML value
-    """A value whose whole text is "{{ perflab_<name> }}" replaced by that group variable
-    (e.g. the calibration matrix's ghz_versions, kept once in ghz.yml), as Ansible would."""
-    if isinstance(value, dict):
-        return {key: resolve_group_vars(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolve_group_vars(item) for item in value]
-    match = re.fullmatch(r"\{\{\s*(perflab_\w+)\s*\}\}", value) if isinstance(value, str) else None
-    if match is None:
-        return value
-    for path in sorted(GROUP_VARS.glob("*.yml")):
-        found = yaml.safe_load(path.read_text()) or {}
-        if match.group(1) in found:
-            return resolve_group_vars(found[match.group(1)])
-    raise KeyError(f"{value}: no such variable in {GROUP_VARS}")
+    return group_vars.resolve(value, GROUP_VARS)
 
 
 # The only intervals a page may call 95%: an error rate's, exact Clopper-Pearson or the

@@ -77,7 +77,9 @@ def test_quick_profile_shows_local_s3_once_and_judges_far_s3_with_three_repeats(
         c for c in far if c.cell_id == "grpclib_uvloop-list_stream-steady-c10-seed_far_s3-r3"
     )
     assert cell.load.call == "objects.Objects.ListObjectsStream"
-    assert (cell.load.duration_s, cell.load.warmup_s, cell.load.concurrency) == (4, 1, 10)
+    assert (cell.load.duration_s, cell.load.concurrency) == (4, 10)
+    # One warm-up call per worker (data/experiments/20261128-aws-io-warmup-ab).
+    assert (cell.load.warmup_s, cell.load.warmup_total) == (None, 10)
     assert cell.params == {
         "shape": "steady",
         "concurrency": 10,
@@ -103,6 +105,38 @@ def test_warm_up_runs_no_more_calls_at_once_than_the_server_has_workers():
     # At or under its workers, and on servers without a worker pool: the window's own.
     assert capped[("grpcio_sync_w10", 10)] == capped[("grpcio_sync_w10", 2)] == 0
     assert capped[("grpclib_asyncio", 50)] == 0
+
+
+def far_cells_with(calls_per_worker: int) -> dict[str, object]:
+    matrix, profiles = study_vars("aws_io")
+    profiles["quick"]["latency_overrides"]["seed_far_s3"]["warmup_calls_per_worker"] = (
+        calls_per_worker
+    )
+    return {
+        c.cell_id: c
+        for c in expand("run1", get_study("aws_io"), matrix, profiles, "quick", KNOWN)
+        if c.params["latency_profile"] == "seed_far_s3"
+    }
+
+
+def test_a_warm_up_by_calls_sends_that_many_per_warm_up_worker_instead_of_a_duration():
+    timed, by_calls = far_cells_with(0), far_cells_with(2)
+    assert timed.keys() == by_calls.keys()
+    for cell_id, cell in by_calls.items():
+        before = timed[cell_id]
+        assert (before.load.warmup_s, before.load.warmup_total) == (1, None)
+        workers = cell.load.warmup_concurrency or cell.load.concurrency
+        assert (cell.load.warmup_s, cell.load.warmup_total) == (None, 2 * workers)
+        # Nothing else of the cell changes: the window, its id, what it records.
+        assert cell.load.duration_s == before.load.duration_s
+        assert cell.params == before.params
+    assert by_calls["grpcio_sync_w1-list_unary-steady-c10-seed_far_s3-r1"].load.warmup_total == 2
+    assert by_calls["grpclib_asyncio-list_unary-steady-c50-seed_far_s3-r1"].load.warmup_total == 100
+    # Near S3 keeps its timed warm-up.
+    near = [c for c in cells("quick") if c.params["latency_profile"] == "none"]
+    assert near and all(c.load.warmup_total is None for c in near)
+    with pytest.raises(MatrixError, match="warmup_calls_per_worker"):
+        cells("quick", warmup_calls_per_worker=-1)
 
 
 def test_seed_stack_runs_the_grpcio_servers_far_at_the_quick_concurrencies_only():

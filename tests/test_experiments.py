@@ -7,6 +7,7 @@ import json
 import math
 import re
 import statistics
+from pathlib import Path
 
 import numpy as np
 import yaml
@@ -15,6 +16,12 @@ from scipy import stats
 from tests.conftest import GROUP_VARS, REPO
 
 WARMUP_AB = REPO / "data" / "experiments" / "20261127-hello-warmup-ab"
+
+
+def experiment(folder: Path, row: str) -> tuple[dict, list[tuple[str, ...]]]:
+    """An experiment's ab.json and its README's table rows matching `row` (a regex)."""
+    table = re.findall(f"^{row}$", (folder / "README.md").read_text(), re.MULTILINE)
+    return json.loads((folder / "ab.json").read_text()), table
 
 
 def paired_ratio(long: list[float], short: list[float]) -> tuple[float, float, float]:
@@ -26,11 +33,8 @@ def paired_ratio(long: list[float], short: list[float]) -> tuple[float, float, f
 
 
 def test_the_warmup_ab_table_recomputes_from_its_rates():
-    found = json.loads((WARMUP_AB / "ab.json").read_text())
-    table = re.findall(
-        r"^\| (\w+) \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \|$",
-        (WARMUP_AB / "README.md").read_text(),
-        re.MULTILINE,
+    found, table = experiment(
+        WARMUP_AB, r"\| (\w+) \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \|"
     )
     assert len(table) == len(found["configurations"]) == 10
     for row, config in zip(table, found["configurations"], strict=True):
@@ -72,12 +76,10 @@ GIB = 2**30
 
 
 def test_the_payload_ab_table_recomputes_from_its_cells():
-    found = json.loads((PAYLOAD_AB / "ab.json").read_text())
-    table = re.findall(
-        r"^\| (\w+) \| (\d+) GiB \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| "
-        r"([\d.]+) \|$",
-        (PAYLOAD_AB / "README.md").read_text(),
-        re.MULTILINE,
+    found, table = experiment(
+        PAYLOAD_AB,
+        r"\| (\w+) \| (\d+) GiB \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| "
+        r"([\d.]+) \|",
     )
     assert len(table) == len(found["configurations"]) == 7
     excluding_one = []
@@ -92,3 +94,35 @@ def test_the_payload_ab_table_recomputes_from_its_cells():
             excluding_one.append((row[0], row[1]))
     # What the README concludes from it.
     assert excluding_one == [("python_aio", "1"), ("go", "10")]
+
+
+AWS_IO_WARMUP_AB = REPO / "data" / "experiments" / "20261128-aws-io-warmup-ab"
+
+
+def test_the_aws_io_warmup_ab_table_recomputes_from_its_cells():
+    found, table = experiment(
+        AWS_IO_WARMUP_AB,
+        r"\| ([\w-]+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \| ([\d.]+) \| ([\d.]+) \|",
+    )
+    assert len(table) == len(found["configurations"]) == 4
+    for row, config in zip(table, found["configurations"], strict=True):
+        assert row[0] == config["cell"]
+        assert config["statuses"] == {arm: ["ok"] * found["pairs"] for arm in ("a", "b")}
+        computed = paired_ratio(config["a"], config["b"])
+        assert [f"{value:.3f}" for value in computed] == list(row[1:4])
+        warmups = [
+            statistics.median(w["warmup_s"] for w in config["warmup"][arm]) for arm in ("a", "b")
+        ]
+        assert [f"{value:.2f}" for value in warmups] == list(row[4:])
+        # What the README concludes: no change beyond 0.937-1.068, each warm-up shorter.
+        assert 0.937 <= round(computed[1], 3) <= 1 <= round(computed[2], 3) <= 1.068
+        assert warmups[1] < warmups[0] - 0.5
+
+
+def test_quicks_far_s3_warmup_is_the_arm_the_experiment_tested():
+    found = json.loads((AWS_IO_WARMUP_AB / "ab.json").read_text())
+    text = (GROUP_VARS / "aws_io.yml").read_text()
+    far = yaml.safe_load(text)["perflab_profiles_aws_io"]["quick"]["latency_overrides"]
+    tested = found["arms"]["b"]["latency_overrides"]["seed_far_s3"]
+    assert {key: far["seed_far_s3"][key] for key in tested} == tested
+    assert "20261128-aws-io-warmup-ab" in text

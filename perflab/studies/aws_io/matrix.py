@@ -59,6 +59,7 @@ OVERRIDABLE = (
     "repeats",
     "steady_duration_s",
     "warmup_s",
+    "warmup_calls_per_worker",
     "concurrency_by_implementation",
 )
 # Library stacks: "current" (servers/python/requirements.txt) and seed 000's grpcio 1.28.1
@@ -170,6 +171,9 @@ class Matrix(ServerTable):
     seed_warmup_total: int = knob(Int(), "discarded calls before a seed_n200 cell")
     steady_duration_s: float = knob(Number(), "measured seconds per steady cell")
     warmup_s: float = knob(Number(), "discarded ghz run before every steady cell")
+    warmup_calls_per_worker: int = knob(
+        Int(minimum=0), "0: the warm-up runs warmup_s; n: n calls per warm-up worker instead", 0
+    )
     repeats: int = knob(Int(), "cells per configuration")
     timeout_s: float = knob(Number(), "a cell's ghz run may take this long")
     s3_endpoint: str = knob(S3Endpoint(), "the S3 the servers list; '': AWS S3", "")
@@ -288,6 +292,14 @@ def cell(run_id: str, regime: Matrix, at: Coordinates, proxies: list[dict[str, A
         # The warm-up warms the server's threads and S3 connections: calls past its workers
         # only queue, and the warm-up would wait for them (w1 at 10: 7 s for 1 s asked).
         load.warmup_concurrency = workers
+    if at.shape != "seed_n200" and regime.warmup_calls_per_worker:
+        # What a warm-up must do is open each worker's connections through the server to S3
+        # and MongoDB; a timed one also waits for every call still queued at its end, which
+        # a far S3 makes several seconds (data/experiments/20261128-aws-io-warmup-ab).
+        load.warmup_s = None
+        load.warmup_total = regime.warmup_calls_per_worker * (
+            load.warmup_concurrency or at.concurrency
+        )
     suffix = "" if at.latency == "none" else f"-{at.latency}"
     # The current stack's cells keep their ids and params (a missing `stack` reads as current).
     if at.stack != CURRENT_STACK:

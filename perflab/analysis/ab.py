@@ -1,0 +1,154 @@
+"""What an A/B of two knob values measured (perflab ab): per configuration, the paired
+ratio of its metric, arm b over arm a, and a paired t interval.
+
+Each pair is one cell of each arm run back to back on fresh servers (perflab.host.ab), so
+what drifts slowly on the host cancels within a pair: the ratio is the geometric mean of the
+pairs' ratios and the interval is Student's t on their logs (n - 1 degrees of freedom). t
+assumes the log ratios roughly normal; data/experiments/20261127-hello-warmup-ab checked
+that by resampling its own 80 pairs (90.1% for a nominal 90%, Monte Carlo error 0.2%).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from perflab.analysis.frames import cell_metrics
+from perflab.contract.cell import cell_record
+
+# The coverage an A/B's intervals are computed at, and the band "no change" is claimed in
+# when an interval lies inside it (hello's warm-up A/B held its change to 0.94-1.08, within
+# the 10% floor of the decision margins).
+AB_COVERAGE = 0.90
+NO_CHANGE_BAND = (1 / 1.1, 1.1)
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    pairs: int
+    ratio: float
+    low: float
+    high: float
+
+    def verdict(self, band: tuple[float, float] = NO_CHANGE_BAND) -> str:
+        """What the interval says against the band: the sentence an A/B's table ends with."""
+        if band[0] <= self.low and self.high <= band[1]:
+            return f"no change beyond {band[0]:.3f}-{band[1]:.3f}"
+        if self.high < 1 or self.low > 1:
+            return "changed"
+        return "undecided: more pairs"
+
+
+def paired_ratio(
+    a: Sequence[float], b: Sequence[float], coverage: float = AB_COVERAGE
+) -> PairedRatio:
+    """b over a, pair by pair; needs two pairs or more, every value positive."""
+    if len(a) != len(b):
+        raise ValueError(f"unpaired: {len(a)} values of arm a, {len(b)} of arm b")
+    if len(a) < 2:
+        raise ValueError("a paired interval needs at least two pairs")
+    if min(*a, *b) <= 0:
+        raise ValueError("a ratio needs positive values in both arms")
+    logs = [math.log(y / x) for x, y in zip(a, b, strict=True)]
+    mean = statistics.mean(logs)
+    half = stats.t.ppf(0.5 + coverage / 2, len(logs) - 1) * statistics.stdev(logs)
+    half /= math.sqrt(len(logs))
+    return PairedRatio(len(logs), math.exp(mean), math.exp(mean - half), math.exp(mean + half))
+
+
+def figure(value: float) -> str:
+    """A median as a table shows it: whole units from 100 up, four significant digits below."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def ab_table(rows: Sequence[tuple[str, Sequence[float], Sequence[float]]], unit: str) -> str:
+    """A markdown table: each configuration's medians per arm, the ratio and its interval."""
+    lines = [
+        f"| configuration | pairs | median a, {unit} | median b, {unit} | b / a "
+        f"| {AB_COVERAGE:.0%} paired t interval | reading |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
+    for name, a, b in rows:
+        found = paired_ratio(a, b)
+        lines.append(
+            f"| {name} | {found.pairs} | {figure(statistics.median(a))} "
+            f"| {figure(statistics.median(b))} "
+            f"| {found.ratio:.3f} | [{found.low:.3f}, {found.high:.3f}] | {found.verdict()} |"
+        )
+    return "\n".join(lines)
+
+
+@dataclass
+class AbSummary:
+    """An A/B's values per configuration and arm (None: a failed cell, or no such metric),
+    and the table of the configurations with two complete pairs or more."""
+
+    metric: str
+    pairs: int
+    configurations: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[tuple[str, list[float], list[float]]] = field(default_factory=list)
+    unit: str = ""
+    revisions: list[str] = field(default_factory=list)
+
+    def complete(self) -> bool:
+        return len(self.rows) == len(self.configurations)
+
+    def text(self) -> str:
+        """What was dropped, then the table."""
+        lines = [
+            f"{entry['cell']}: {entry['pairs_dropped']} of {self.pairs} pairs dropped (a failed "
+            f"cell or no {self.metric}; statuses {entry['statuses']})"
+            for entry in self.configurations
+            if entry["pairs_dropped"]
+        ]
+        lines.append(
+            ab_table(self.rows, self.unit)
+            if self.rows
+            else "no configuration has two complete pairs"
+        )
+        return "\n".join(lines)
+
+
+def ab_summary(
+    folders: dict[str, dict[str, list[Path]]],
+    statuses: dict[str, dict[str, list[str]]],
+    metric: str,
+    pairs: int,
+) -> AbSummary:
+    """Reads each cell's metric from its raw files as a run's analysis does; a pair with a
+    failed cell or a missing value in either arm is dropped, and counted."""
+    summary = AbSummary(metric, pairs)
+    revisions: set[str] = set()
+    for configuration, arms in folders.items():
+        values: dict[str, list[float | None]] = {}
+        for arm, cells in arms.items():
+            values[arm] = []
+            for folder in cells:
+                cell = cell_record(folder)
+                revisions.add(cell.get("code_revision", ""))
+                found = (
+                    {}
+                    if cell["status"] == "failed"
+                    else {m.metric: m for m in cell_metrics(folder, cell)}
+                )
+                values[arm].append(found[metric].value if metric in found else None)
+                summary.unit = summary.unit or (found[metric].unit if metric in found else "")
+        kept = [(a, b) for a, b in zip(values["a"], values["b"], strict=True) if a and b]
+        summary.configurations.append(
+            {
+                "cell": configuration,
+                **values,
+                "statuses": statuses[configuration],
+                "pairs_dropped": pairs - len(kept),
+            }
+        )
+        if len(kept) >= 2:
+            summary.rows.append((configuration, [a for a, _ in kept], [b for _, b in kept]))
+    summary.revisions = sorted(revisions - {""})
+    return summary
