@@ -106,7 +106,7 @@ HISTORY_RUNS := 20261123-reference@5606e601 20261124-reference@1c1e4be8 \
 	20261125-reference@cb7895c1 20261125-netns@e57c1fbe \
 	20261126-reference@155e76b1 20261126T170452Z-quick@b051d61d \
 	20261127T012251Z-quick@1e3bd613 20261127T044109Z-quick@4b48fe3b \
-	20261127T082212Z-quick@085342aa 20261127T111956Z-quick@32dc4d3c \
+	20261127T082212Z-quick@085342aa 20261127T111956Z-quick@32dc4d3c 20261127T210549Z-quick@0e538143 \
 	20261126-netns@a916765a
 # Committed run folders that are neither a reference nor recovered: sites of their own, a
 # study measured again on another boot (20261127T175154Z-quick: pyclients, to see whether

@@ -33,7 +33,7 @@ REFERENCE = (
 )
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
-PREVIOUS = REPO_ROOT / "data" / "20261127T111956Z-quick"
+PREVIOUS = REPO_ROOT / "data" / "20261127T210549Z-quick"
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,9 @@ def test_configured_seconds_are_warmup_and_duration_of_a_timed_ghz_load():
     assert configured_seconds(timed) == 25.0
     assert configured_seconds({"load": {"kind": "ghz", "total": 2000, "duration_s": None}}) is None
     assert configured_seconds({"load": {"kind": "client", "duration_s": None}}) is None
+    # A warm-up sized in calls configures no seconds: it is priced with the overhead.
+    by_calls = {"load": {"kind": "ghz", "duration_s": 4.0, "warmup_s": None, "warmup_total": 10}}
+    assert configured_seconds(by_calls) == 4.0
 
 
 def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it(own_cells):
@@ -73,7 +76,7 @@ def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it
 
 def test_the_reference_run_priced_from_the_one_before_it_is_within_15_percent_of_it(own_cells):
     # What `make run` printed before the reference run: its cells priced from the previous
-    # localhost reference (a cell it lacked priced by analogy; 20261127T111956Z-quick ran
+    # localhost reference (a cell it lacked priced by analogy; 20261127T210549Z-quick ran
     # the same configurations, so none), against the minutes the run then took.
     result = estimate(own_cells, PREVIOUS, 0.0)
     actual = measured_minutes(REFERENCE)

@@ -43,13 +43,14 @@ UNKNOWN_CELL_S = 5.0
 
 def configured_seconds(spec: dict[str, Any]) -> float | None:
     """The seconds a cell's load is configured to take (warm-up plus measured duration),
-    or None when it is sized in calls, bytes or orders instead."""
+    or None when its window is sized in calls, bytes or orders instead. A warm-up sized in
+    calls (aws_io's far S3: one call per worker) configures no seconds: its time counts
+    with the cell's overhead under its latency profile."""
     load = spec.get("load", {})
     if load.get("kind") != "ghz" or not load.get("duration_s") or load.get("total"):
         return None
-    if load.get("warmup_total"):
-        return None
-    return float(load.get("warmup_s") or 0.0) + float(load["duration_s"])
+    warmup_s = 0.0 if load.get("warmup_total") else float(load.get("warmup_s") or 0.0)
+    return warmup_s + float(load["duration_s"])
 
 
 def latency_profile(spec: dict[str, Any]) -> str:
