@@ -203,20 +203,6 @@ def one_runner_at_a_time(run_dir: Path, still_wanted: Callable[[], bool]) -> boo
 _held_locks: list[object] = []
 
 
-def checkout_revision(src: Path) -> str:
-    """The commit of a checkout run in place (its cells record none), "-dirty" when changed."""
-    import subprocess
-
-    def git(*argv: str) -> str:
-        done = subprocess.run(["git", "-C", str(src), *argv], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    sha = git("rev-parse", "HEAD")
-    if not sha:
-        return "unknown"
-    return f"{sha}-dirty" if git("status", "--porcelain", "--untracked-files=no") else sha
-
-
 class AbRefused(Exception):
     """What `perflab ab` refuses before any cell runs, said in one line."""
 
@@ -244,7 +230,7 @@ def ab_cells(args: argparse.Namespace, overrides: dict[str, dict], run_id: str) 
     """Each arm's configurations, every --cell among them in both, else AbRefused."""
     from perflab.contract.group_vars import study_vars
     from perflab.contract.matrix import MatrixError
-    from perflab.host.ab import ARMS, arm_cells
+    from perflab.host.ab import ARMS, arm_cells, check_configurations
     from perflab.studies import UnknownStudy, get_study
 
     try:
@@ -255,14 +241,9 @@ def ab_cells(args: argparse.Namespace, overrides: dict[str, dict], run_id: str) 
             arm: arm_cells(study, config, profiles, args.profile, overrides[arm], known, run_id)
             for arm in ARMS
         }
+        check_configurations(cells, args.cell)
     except (UnknownStudy, KeyError, MatrixError) as exc:
         raise AbRefused(str(exc)) from exc
-    missing = [c for c in args.cell if not all(c in cells[arm] for arm in ARMS)]
-    if missing:
-        raise AbRefused(
-            f"--cell {', '.join(missing)}: not a configuration of both arms (one of "
-            f"{', '.join(sorted(cells['a'])[:6])}, ...)"
-        )
     return cells
 
 
@@ -286,6 +267,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     """Runs an A/B of two knob values and prints its table (perflab.host.ab, .analysis.ab)."""
     from perflab.analysis.ab import ab_summary
     from perflab.host.ab import run_pairs
+    from perflab.host.manifest import git_sha
     from perflab.host.runner import CellRunner
 
     run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-ab"
@@ -298,17 +280,17 @@ def cmd_ab(args: argparse.Namespace) -> int:
     runner = CellRunner(host_paths(args), ab_run_folder(args, run_id))
     began = now_iso()
     try:
-        found = run_pairs(runner, cells, args.cell, args.pairs, say)
+        folders = run_pairs(runner, cells, args.cell, args.pairs, say)
     finally:
         runner.release()
-    summary = ab_summary(found.folders, found.statuses, args.metric, args.pairs)
+    summary = ab_summary(folders, args.metric, args.pairs)
     result = {
         "study": args.study,
         "profile": args.profile,
         "run_id": run_id,
         "date": began,
         # What the cells ran (each cell.json's code_revision): the commit an A/B rests on.
-        "code_revisions": summary.revisions or [checkout_revision(Path(args.src))],
+        "code_revisions": summary.revisions or [git_sha(Path(args.src))],
         "metric": args.metric,
         "unit": summary.unit,
         "arms": overrides,

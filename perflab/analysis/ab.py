@@ -115,22 +115,19 @@ class AbSummary:
         return "\n".join(lines)
 
 
-def ab_summary(
-    folders: dict[str, dict[str, list[Path]]],
-    statuses: dict[str, dict[str, list[str]]],
-    metric: str,
-    pairs: int,
-) -> AbSummary:
-    """Reads each cell's metric from its raw files as a run's analysis does; a pair with a
-    failed cell or a missing value in either arm is dropped, and counted."""
+def ab_summary(folders: dict[str, dict[str, list[Path]]], metric: str, pairs: int) -> AbSummary:
+    """Reads each cell's status and metric from its folder as a run's analysis does; a pair
+    with a failed cell or a missing value in either arm is dropped, and counted."""
     summary = AbSummary(metric, pairs)
     revisions: set[str] = set()
     for configuration, arms in folders.items():
         values: dict[str, list[float | None]] = {}
+        statuses: dict[str, list[str]] = {}
         for arm, cells in arms.items():
-            values[arm] = []
+            values[arm], statuses[arm] = [], []
             for folder in cells:
                 cell = cell_record(folder)
+                statuses[arm].append(cell["status"])
                 revisions.add(cell.get("code_revision", ""))
                 found = (
                     {}
@@ -144,7 +141,7 @@ def ab_summary(
             {
                 "cell": configuration,
                 **values,
-                "statuses": statuses[configuration],
+                "statuses": statuses,
                 "pairs_dropped": pairs - len(kept),
             }
         )

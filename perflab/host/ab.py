@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +52,14 @@ def arm_cells(
     return {base_id(c): c for c in cells if c.repeat == 1 and "aa" not in c.params}
 
 
-@dataclass
-class Pairs:
-    """What ran: per configuration and arm, each pair's cell folder and record status."""
-
-    folders: dict[str, dict[str, list[Path]]] = field(default_factory=dict)
-    statuses: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+def check_configurations(cells: dict[str, dict[str, CellSpec]], configurations: list[str]) -> None:
+    """MatrixError naming each configuration that is not one of both arms."""
+    missing = [c for c in configurations if not all(c in cells[arm] for arm in ARMS)]
+    if missing:
+        raise MatrixError(
+            f"--cell {', '.join(missing)}: not a configuration of both arms (one of "
+            f"{', '.join(sorted(cells['a'])[:6])}, ...)"
+        )
 
 
 def run_pairs(
@@ -67,18 +68,15 @@ def run_pairs(
     configurations: list[str],
     pairs: int,
     said: Callable[[str], None],
-) -> Pairs:
-    """`pairs` pairs of every configuration, arm a first in even pairs; each cell its own
-    id (configuration, pair, arm) and repeat (the pair), so a rerun of one A/B run id skips
-    what is complete, as a run does."""
-    missing = [c for c in configurations if not all(c in cells[arm] for arm in ARMS)]
-    if missing:
-        raise MatrixError(f"not a configuration of both arms: {', '.join(missing)}")
-    found = Pairs()
+) -> dict[str, dict[str, list[Path]]]:
+    """`pairs` pairs of every configuration (check_configurations has found each in both
+    arms), arm a first in odd pairs; each cell its own id (configuration, pair, arm) and
+    repeat (the pair), so a rerun of one A/B run id skips what is complete, as a run does.
+    Returns each cell's folder, by configuration and arm."""
+    folders: dict[str, dict[str, list[Path]]] = {}
     total, done = len(configurations) * pairs * len(ARMS), 0
     for configuration in configurations:
-        found.folders[configuration] = {arm: [] for arm in ARMS}
-        found.statuses[configuration] = {arm: [] for arm in ARMS}
+        folders[configuration] = {arm: [] for arm in ARMS}
         for pair in range(1, pairs + 1):
             for arm in ARMS if pair % 2 else ARMS[::-1]:
                 cell = copy.deepcopy(cells[arm][configuration])
@@ -88,7 +86,6 @@ def run_pairs(
                 done += 1
                 folder = runner.cell_dir(cell)
                 status = record.status if record else cell_record(folder)["status"]
-                found.folders[configuration][arm].append(folder)
-                found.statuses[configuration][arm].append(status)
+                folders[configuration][arm].append(folder)
                 said(f"[{done}/{total}] {configuration} pair {pair} arm {arm}: {status}")
-    return found
+    return folders
