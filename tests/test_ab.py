@@ -10,7 +10,15 @@ import statistics
 import pytest
 from scipy import stats
 
-from perflab.analysis.ab import NO_CHANGE_BAND, PairedRatio, ab_summary, ab_table, paired_ratio
+from perflab.analysis.ab import (
+    NO_CHANGE_BAND,
+    PairedRatio,
+    SpreadRatio,
+    ab_summary,
+    ab_table,
+    paired_ratio,
+    spread_ratio,
+)
 from perflab.analysis.simulation import row, write_cells
 from perflab.cli import main
 from perflab.contract.matrix import MatrixError
@@ -75,6 +83,44 @@ def test_the_table_names_units_and_the_reading():
     assert "median a, req/s" in table and "90% paired t interval" in table
     assert "| go-steady-c10 | 3 | 16,500 | 16,400 |" in table
     assert "no change beyond" in table
+
+
+def test_the_spread_ratio_is_the_sd_of_the_logs_with_an_f_interval():
+    a = [1.0, 2.0, 0.5, 1.5, 0.8, 1.2]
+    b = [1.0, 1.1, 0.95, 1.05, 0.9, 1.02]
+    found = spread_ratio(a, b)
+    sd_a = statistics.stdev(math.log(x) for x in a)
+    sd_b = statistics.stdev(math.log(y) for y in b)
+    assert (found.sd_a, found.sd_b) == pytest.approx((sd_a, sd_b))
+    # By hand: (sd_b / sd_a)^2 divided by F's 95th and 5th percentiles at (5, 5) df.
+    squared = (sd_b / sd_a) ** 2
+    assert found.low == pytest.approx(math.sqrt(squared / stats.f.ppf(0.95, 5, 5)))
+    assert found.high == pytest.approx(math.sqrt(squared / stats.f.ppf(0.05, 5, 5)))
+    assert found.verdict() == "less noise"
+    # The arms swapped: the same interval, inverted.
+    swapped = spread_ratio(b, a)
+    assert (swapped.low, swapped.high) == pytest.approx((1 / found.high, 1 / found.low))
+    assert swapped.verdict() == "more noise"
+    # A scale common to one arm changes no spread of its logs.
+    scaled = spread_ratio([x * 7 for x in a], b)
+    assert (scaled.sd_a, scaled.low, scaled.high) == pytest.approx((sd_a, found.low, found.high))
+    assert spread_ratio([1.0, 1.0], [1.0, 2.0]) is None
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "reading"),
+    [(0.2, 0.9, "less noise"), (1.1, 3.0, "more noise"), (0.5, 1.5, "noise alike")],
+)
+def test_each_spread_reading_comes_from_where_its_interval_lies(low, high, reading):
+    assert SpreadRatio(1.0, math.sqrt(low * high), low, high).verdict() == reading
+
+
+def test_the_table_shows_each_arms_spread_and_their_ratio():
+    table = ab_table([("go-none-1gib", [1.0, 2.0, 0.5, 1.5], [1.0, 1.1, 0.95, 1.05])], "GiB/s")
+    assert "log sd a" in table and "sd b / a, 90% F interval" in table
+    assert "less noise" in table
+    flat = ab_table([("flat", [1.0, 1.0, 1.0], [1.0, 1.1, 1.2])], "GiB/s")
+    assert "an arm does not vary" in flat
 
 
 def test_overrides_merge_into_nested_mappings_and_replace_the_rest():

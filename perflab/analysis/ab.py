@@ -6,6 +6,12 @@ what drifts slowly on the host cancels within a pair: the ratio is the geometric
 pairs' ratios and the interval is Student's t on their logs (n - 1 degrees of freedom). t
 assumes the log ratios roughly normal; data/experiments/20261127-hello-warmup-ab checked
 that by resampling its own 80 pairs (90.1% for a nominal 90%, Monte Carlo error 0.2%).
+
+A knob may change a cell's noise rather than its level (more bytes timed per cell): each arm's
+spread is the SD of its values' logs across pairs, and their ratio b / a gets the F interval
+of two independent samples. The arms share the host's slow drift, which the F interval does
+not remove; that correlation makes the two spreads alike, so the interval is wider than its
+coverage needs, not narrower.
 """
 
 from __future__ import annotations
@@ -62,24 +68,69 @@ def paired_ratio(
     return PairedRatio(len(logs), math.exp(mean), math.exp(mean - half), math.exp(mean + half))
 
 
+@dataclass(frozen=True)
+class SpreadRatio:
+    """Each arm's SD of its values' logs, and sd b / sd a with its F interval."""
+
+    sd_a: float
+    sd_b: float
+    low: float
+    high: float
+
+    @property
+    def ratio(self) -> float:
+        return self.sd_b / self.sd_a
+
+    def verdict(self) -> str:
+        if self.high < 1:
+            return "less noise"
+        if self.low > 1:
+            return "more noise"
+        return "noise alike"
+
+
+def spread_ratio(
+    a: Sequence[float], b: Sequence[float], coverage: float = AB_COVERAGE
+) -> SpreadRatio | None:
+    """sd b / sd a of the logs; None where an arm does not vary (no ratio to take)."""
+    sd_a = statistics.stdev(math.log(x) for x in a)
+    sd_b = statistics.stdev(math.log(y) for y in b)
+    if sd_a == 0 or sd_b == 0:
+        return None
+    ratio = (sd_b / sd_a) ** 2
+    upper = stats.f.ppf(0.5 + coverage / 2, len(b) - 1, len(a) - 1)
+    lower = stats.f.ppf(0.5 - coverage / 2, len(b) - 1, len(a) - 1)
+    return SpreadRatio(sd_a, sd_b, math.sqrt(ratio / upper), math.sqrt(ratio / lower))
+
+
 def figure(value: float) -> str:
     """A median as a table shows it: whole units from 100 up, four significant digits below."""
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
 def ab_table(rows: Sequence[tuple[str, Sequence[float], Sequence[float]]], unit: str) -> str:
-    """A markdown table: each configuration's medians per arm, the ratio and its interval."""
+    """A markdown table: each configuration's medians per arm, the ratio and its interval,
+    then each arm's spread and their ratio with its interval."""
     lines = [
         f"| configuration | pairs | median a, {unit} | median b, {unit} | b / a "
-        f"| {AB_COVERAGE:.0%} paired t interval | reading |",
-        "|---|---:|---:|---:|---:|---|---|",
+        f"| {AB_COVERAGE:.0%} paired t interval | reading | log sd a | log sd b "
+        f"| sd b / a, {AB_COVERAGE:.0%} F interval | spread |",
+        "|---|---:|---:|---:|---:|---|---|---:|---:|---|---|",
     ]
     for name, a, b in rows:
         found = paired_ratio(a, b)
+        spread = spread_ratio(a, b)
+        noise = (
+            f"| {spread.sd_a:.3f} | {spread.sd_b:.3f} | {spread.ratio:.2f} "
+            f"[{spread.low:.2f}, {spread.high:.2f}] | {spread.verdict()} |"
+            if spread
+            else "| | | | an arm does not vary |"
+        )
         lines.append(
             f"| {name} | {found.pairs} | {figure(statistics.median(a))} "
             f"| {figure(statistics.median(b))} "
-            f"| {found.ratio:.3f} | [{found.low:.3f}, {found.high:.3f}] | {found.verdict()} |"
+            f"| {found.ratio:.3f} | [{found.low:.3f}, {found.high:.3f}] | {found.verdict()} "
+            + noise
         )
     return "\n".join(lines)
 
