@@ -96,6 +96,23 @@ def test_a_longer_configured_cell_costs_its_added_seconds(own_cells, reference):
     assert longest.seconds - longer.seconds == pytest.approx(17.0)
 
 
+def test_a_cell_timing_more_whole_payload_calls_costs_their_windows(own_cells, reference):
+    spec = copy.deepcopy(
+        next(s for s in own_cells["throughput"] if s["cell_id"] == "go-go-none-1073741824-r1")
+    )
+    key = ("throughput", "go-go-none-1073741824")
+    assert reference.calls_by_configuration[key] == 1  # the reference timed one call a cell
+    one = price(spec, reference)
+    assert one.how == "configuration"
+    spec["load"]["client_options"]["calls"] = 3
+    three = price(spec, reference)
+    assert three.how == "calls"
+    window = statistics.median(reference.window_by_configuration[key])
+    assert three.seconds - one.seconds == pytest.approx(2 * window)
+    # A ghz load is not sized in whole-payload calls: nothing of it is scaled so.
+    assert not any(study == "hello" for study, _ in reference.calls_by_configuration)
+
+
 def test_a_far_s3_cell_costs_the_overhead_of_cells_behind_the_proxy(reference):
     # Behind a 250 ms proxy a cell's connect and drain take longer than on loopback.
     def spec(profile: str) -> dict:

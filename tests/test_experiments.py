@@ -126,3 +126,56 @@ def test_quicks_far_s3_warmup_is_the_arm_the_experiment_tested():
     tested = found["arms"]["b"]["latency_overrides"]["seed_far_s3"]
     assert {key: far["seed_far_s3"][key] for key in tested} == tested
     assert "20261128-aws-io-warmup-ab" in text
+
+
+CALLS_AB = REPO / "data" / "experiments" / "20261128-throughput-calls-ab"
+
+
+def test_the_throughput_calls_ab_tables_recompute_from_its_cells():
+    found, table = experiment(
+        CALLS_AB,
+        r"\| ([\w-]+) \| 10 \| [\d.]+ \| [\d.]+ \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] \| [^|]+ "
+        r"\| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \[([\d.]+), ([\d.]+)\] \| ([a-z ]+) \|",
+    )
+    seconds = json.loads((CALLS_AB / "cell_seconds.json").read_text())
+    costs = re.findall(
+        r"^\| ([\w-]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
+        (CALLS_AB / "README.md").read_text(),
+        re.MULTILINE,
+    )
+    assert len(table) == len(costs) == len(found["configurations"]) == 5
+    assert found["arms"] == {"a": {}, "b": {"measured_bytes": 3 * 2**30}}
+    worth = []
+    for row, cost, config in zip(table, costs, found["configurations"], strict=True):
+        assert row[0] == cost[0] == config["cell"]
+        assert config["statuses"] == {arm: ["ok"] * found["pairs"] for arm in ("a", "b")}
+        ratio = paired_ratio(config["a"], config["b"])
+        assert [f"{value:.3f}" for value in ratio] == list(row[1:4])
+        sd_a, sd_b = (statistics.stdev(np.log(config[arm])) for arm in ("a", "b"))
+        variance = (sd_b / sd_a) ** 2
+        n = found["pairs"] - 1
+        f_low, f_high = stats.f.ppf(0.95, n, n), stats.f.ppf(0.05, n, n)
+        spread = [sd_a, sd_b]
+        ends = [math.sqrt(variance), math.sqrt(variance / f_low), math.sqrt(variance / f_high)]
+        assert [f"{value:.3f}" for value in spread] == list(row[4:6])
+        assert [f"{value:.2f}" for value in ends] == list(row[6:9])
+        reading = "less noise" if ends[2] < 1 else "more noise" if ends[1] > 1 else "noise alike"
+        assert row[9] == reading
+        took = [statistics.median(seconds[config["cell"]][arm]) for arm in ("a", "b")]
+        worth.append((1 / variance) / (took[1] / took[0]))
+        expected = [*took, took[1] / took[0], variance, worth[-1]]
+        assert [f"{value:.2f}" for value in expected] == list(cost[1:])
+    # What the README concludes: two configurations less noisy, none louder, no level past
+    # its interval, and three calls worth about what the same minutes of rounds buy.
+    assert sum(row[9] == "less noise" for row in table) == 2
+    assert all(float(row[2]) <= 1 <= float(row[3]) for row in table)
+    assert f"{math.exp(statistics.mean(map(math.log, worth))):.2f}" == "0.93"
+
+
+def test_quicks_throughput_cells_time_the_one_call_the_experiment_kept():
+    text = (GROUP_VARS / "throughput.yml").read_text()
+    found = yaml.safe_load(text)
+    quick = {**found["perflab_matrix_throughput"], **found["perflab_profiles_throughput"]["quick"]}
+    assert quick["measured_bytes"] == 0
+    assert "20261128-throughput-calls-ab" in text
+

@@ -17,6 +17,7 @@ from perflab.contract.matrix import MatrixError, expand
 from perflab.host.impls import discover
 from perflab.studies import get_study
 from perflab.studies.throughput import analysis as throughput
+from perflab.studies.throughput import matrix as throughput_matrix
 from tests.conftest import REPO, matrix_only, study_vars
 
 KNOWN = set(discover(REPO / "servers"))
@@ -109,6 +110,23 @@ def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
     assert len(spec) - len(grpc) == 2
 
 
+def test_measured_bytes_sets_whole_payload_calls_per_cell():
+    # 0: one call, as before the knob; else enough whole payloads to stream at least that much.
+    assert throughput_matrix.timed_calls(0, GIB) == 1
+    assert throughput_matrix.timed_calls(3 * GIB, GIB) == 3
+    assert throughput_matrix.timed_calls(3 * GIB, 512 * 2**20) == 6
+    assert throughput_matrix.timed_calls(3 * GIB + 1, GIB) == 4
+    assert throughput_matrix.timed_calls(3 * GIB, 10 * GIB) == 1
+    by_size = {
+        c.params["payload_bytes"]: c.load.client_options["calls"]
+        for c in cells("full", measured_bytes=3 * GIB)
+        if c.params["pair"] != "floor"
+    }
+    assert by_size == {512 * 2**20: 6, GIB: 3, 10 * GIB: 1}
+    unset = {c.load.client_options["calls"] for c in cells("full") if c.params["pair"] != "floor"}
+    assert unset == {1}
+
+
 @pytest.mark.parametrize(
     ("changes", "key"),
     [
@@ -120,6 +138,8 @@ def test_smoke_profile_is_one_tiny_stream_per_pair_and_mode():
         ({"chunk_bytes": -1}, "perflab_matrix_throughput.chunk_bytes"),
         ({"chunk_bytes": 128 * 2**20}, "perflab_matrix_throughput.chunk_bytes"),
         ({"warmup_bytes": "lots"}, "perflab_matrix_throughput.warmup_bytes"),
+        ({"measured_bytes": -1}, "perflab_matrix_throughput.measured_bytes"),
+        ({"measured_bytes": "3 GiB"}, "perflab_matrix_throughput.measured_bytes"),
         ({"timeout_s": 0}, "perflab_matrix_throughput.timeout_s"),
         ({"repeats": 0}, "perflab_matrix_throughput.repeats"),
         (

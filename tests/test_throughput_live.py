@@ -156,6 +156,38 @@ def test_client_receives_every_byte_with_the_servers_checksum(
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
+def test_several_timed_calls_each_deliver_the_payload_and_add_up(
+    pool, client, host_paths, tmp_path
+):
+    proc, port = pool.get("cpp", "none")
+    out = tmp_path / "client.json"
+    done = run_client(host_paths, client, port, out, calls=3)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    metrics = {m["metric"]: m["value"] for m in result["metrics"]}
+    assert result["calls"] == metrics["calls"] == 3
+    assert result["bytes"] == metrics["bytes"] == 3 * SIZE
+    assert metrics["messages"] == 3 * 6
+    # The window is the calls' own seconds, and the throughput their bytes over them.
+    assert len(result["call_seconds"]) == 3
+    assert all(seconds > 0 for seconds in result["call_seconds"])
+    assert result["seconds"] == pytest.approx(sum(result["call_seconds"]), rel=1e-6)
+    assert metrics["stream_seconds"] == pytest.approx(result["seconds"], rel=1e-6)
+    assert metrics["throughput"] == pytest.approx(3 * SIZE / 2**30 / result["seconds"], rel=1e-6)
+    # The digest is the payload's (the first call's), as with one call.
+    assert result["sha256"] == proc.sha256
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_zero_timed_calls_is_refused_before_connecting(client, host_paths, tmp_path):
+    # Port 1 on loopback: nothing listens, so only an argument check can end it this fast.
+    done = run_client(host_paths, client, 1, tmp_path / "c.json", calls=0)
+    assert done.returncode != 0
+    assert "calls" in done.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
 def test_a_wrong_byte_count_fails_the_client(pool, client, host_paths, tmp_path):
     _, port = pool.get("cpp", "none")
     done = run_client(host_paths, client, port, tmp_path / "c.json", expect_bytes=SIZE + 1)

@@ -10,7 +10,9 @@ run of the topology:
   loopback under 1 s), else its implementation's under any profile, else the study's;
 - a cell sized otherwise (calls, bytes, orders) costs what the same configuration took in
   the reference, and when the reference lacks it, the median cell of its implementation
-  (or study) there: priced by analogy, and counted as such;
+  (or study) there: priced by analogy, and counted as such; one whose client times more
+  or fewer whole-payload calls than there (throughput's `measured_bytes`) costs that with
+  its measured window scaled by the calls;
 - a cell the runner hands the server of the cell before it (CellSpec.reuse_server) costs
   that less its implementation's wait for READY there;
 - plus the reference's median gap between two cells per cell, its median handover per
@@ -53,6 +55,15 @@ def configured_seconds(spec: dict[str, Any]) -> float | None:
     return warmup_s + float(load["duration_s"])
 
 
+def timed_calls(spec: dict[str, Any]) -> int | None:
+    """The whole-payload calls a cell's client times (a client given `expect_bytes`, one
+    call unless `calls` says more); None for any other load."""
+    options = spec.get("load", {}).get("client_options") or {}
+    if "expect_bytes" not in options:
+        return None
+    return int(options.get("calls", 1))
+
+
 def latency_profile(spec: dict[str, Any]) -> str:
     """The latency profile a cell ran under ('' where its study has none)."""
     return str(spec.get("params", {}).get("latency_profile", ""))
@@ -76,6 +87,11 @@ class ReferenceTimes:
     # Keyed (study, implementation): the wait for a cell's own server to say READY (cells
     # that started theirs), what a cell on a kept server does not spend.
     server_s_by_implementation: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    # Keyed (study, configuration): each cell's measured window, and the timed calls its
+    # client made (a client sized in whole-payload calls), so a cell timing more of them is
+    # priced at its configuration's time plus the windows they add.
+    window_by_configuration: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    calls_by_configuration: dict[tuple[str, str], int] = field(default_factory=dict)
     gap_s: float = 0.0
     handover_s: float = 0.0
 
@@ -86,6 +102,7 @@ class ReferenceTimes:
         times.overhead_by_regime = defaultdict(list)
         times.overhead_by_study = defaultdict(list)
         times.server_s_by_implementation = defaultdict(list)
+        times.window_by_configuration = defaultdict(list)
         timed = []
         for cell in iter_cells(run_dir, include_aa=True):
             record = cell.record
@@ -112,6 +129,11 @@ class ReferenceTimes:
         if phases and not record.get("server_from"):
             ready = phases.get("ready", 0.0)
             self.server_s_by_implementation[(study, implementation)].append(ready)
+        if phases.get("window"):
+            self.window_by_configuration[key].append(phases["window"])
+        calls = timed_calls(record.get("spec", {}))
+        if calls is not None:
+            self.calls_by_configuration[key] = calls
         configured = configured_seconds(record.get("spec", {}))
         self.configured_by_configuration[key] = configured
         if configured is not None:
@@ -149,6 +171,12 @@ def price(spec: dict[str, Any], reference: ReferenceTimes) -> Price:
     if same and configured is not None and reference.configured_by_configuration[key] == configured:
         # The same configuration, configured for as long: what its cells took there.
         return Price(statistics.median(same), "configuration")
+    calls, calls_there = timed_calls(spec), reference.calls_by_configuration.get(key)
+    windows = reference.window_by_configuration.get(key)
+    if same and windows and calls is not None and calls_there and calls != calls_there:
+        # Its time there, each call's window added or taken away.
+        per_call = statistics.median(windows) / calls_there
+        return Price(statistics.median(same) + (calls - calls_there) * per_call, "calls")
     overheads = (
         reference.overhead_by_regime.get((study, implementation, latency_profile(spec)))
         or reference.overhead_by_implementation.get((study, implementation))
@@ -193,19 +221,24 @@ class Estimate:
             else ""
         )
         hours = f" ({self.minutes / 60:.1f} h)" if self.minutes >= 120 else ""
+        scaled = (
+            f"{self.priced['calls']} from it with their window scaled to the calls they time, "
+            if self.priced.get("calls")
+            else ""
+        )
+        kept = (
+            f"; {self.kept_server} on a kept server, their wait for READY left out"
+            if self.kept_server
+            else ""
+        )
         return (
             f"expected measuring time about {self.minutes:.0f} min{hours}: {parts} min, plus "
             f"at most {self.adaptive_minutes:.0f} min of adaptive rounds; of {self.cells} "
             f"cells, {self.priced.get('durations', 0)} priced from their configured seconds "
             f"and reference run {self.reference}'s overhead, "
             f"{self.priced.get('configuration', 0)} from the same configuration there, "
-            f"{self.priced.get('analogy', 0)} by analogy (the median cell of their "
-            f"implementation or study there){guessed}"
-            + (
-                f"; {self.kept_server} on a kept server, their wait for READY left out"
-                if self.kept_server
-                else ""
-            )
+            f"{scaled}{self.priced.get('analogy', 0)} by analogy (the median cell of their "
+            f"implementation or study there){guessed}{kept}"
         )
 
 

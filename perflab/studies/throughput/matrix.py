@@ -1,7 +1,8 @@
 """Seed 002, throughput: single-stream bytes/s of a huge server stream, and what TLS costs.
 
-Cells, each one call of one client against one server (the runner's repeats give the
-seed's "mean of 10 RPCs"):
+Cells, each one client's timed calls against one server, one after another on one channel
+(the seed's throughput is "the average of 10 RPCs"; the runner's repeats, the rounds, are
+the unit a claim's interval is taken over):
 
 - every implementation's server against its own-language client, and every client against
   the reference (C++) server, so a client's cost and a server's cost can be told apart;
@@ -17,6 +18,7 @@ a size the host cannot hold is refused before the server starts (perflab.host.ru
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +143,10 @@ class Matrix:
     once: OnceSizes = knob(Once(), "extra sizes per own-language pair only", {})
     max_chunk_bytes: int = knob(Int(), "the clients' largest message", 64 << 20)
     chunk_bytes: int = knob(Int(), "bytes per message")
-    warmup_bytes: int = knob(Int(minimum=0), "a discarded stream before the timed call")
+    warmup_bytes: int = knob(Int(minimum=0), "a discarded stream before the timed calls")
+    measured_bytes: int = knob(
+        Int(minimum=0), "bytes a cell's timed calls stream at least, in whole payloads", 0
+    )
     timeout_s: float = knob(Number(), "the client's deadline")
     repeats: int = knob(Int(), "cells per configuration")
     floor: dict[str, Any] = knob(Floor(), "iperf3 / openssl floor cells; empty: none", {})
@@ -204,6 +209,7 @@ def grpc_cell(
             client_options={
                 **impls[client].get("client_options", {}),
                 "expect_bytes": size,
+                "calls": timed_calls(matrix.measured_bytes, size),
                 "warmup_bytes": min(matrix.warmup_bytes, size),
                 "security": security,
                 "timeout_s": matrix.timeout_s,
@@ -211,6 +217,13 @@ def grpc_cell(
             timeout_s=matrix.timeout_s + RUNNER_GRACE_S,
         ),
     )
+
+
+def timed_calls(measured_bytes: int, size: int) -> int:
+    """How many whole-payload calls a cell times: enough to stream `measured_bytes`, at least
+    one. A 1 GiB stream lasts about a second on a 2-core VM, where one second's hiccup
+    moves it by half; a few of them on one channel average that out within the cell."""
+    return max(1, math.ceil(measured_bytes / size))
 
 
 def floor_cell(run_id: str, matrix: Matrix, name: str, repeat: int) -> CellSpec:

@@ -1,13 +1,16 @@
 // throughput study (seed 002): grpc++ client reading one server stream to its end.
 //
-// Warm-up with a short stream on the same channel, then one timed call for the whole
-// payload; every message is dropped after its bytes are counted (and hashed in test
-// mode). A wrong byte count, a failed call or the deadline fails with exit code 1.
+// Warm-up with a short stream on the same channel, then --calls timed calls one after
+// another, each for the whole payload; every message is dropped after its bytes are counted
+// (and the first call's hashed in test mode). client.json has the throughput over all of
+// them (their bytes over their seconds) and each call's seconds. A wrong byte count in any
+// call, a failed call or the deadline fails with exit code 1.
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "common.h"
 #include "data.grpc.pb.h"
@@ -79,12 +82,15 @@ int main(int argc, char** argv) {
                                    {"warmup_bytes", "0"},
                                    {"max_receive_bytes", "67108864"},
                                    {"timeout_s", "600"},
-                                   {"checksum", "0"}});
+                                   {"checksum", "0"},
+                                   {"calls", "1"}});
   const int64_t expect = std::stoll(args["expect_bytes"]);
+  const int calls = std::stoi(args["calls"]);
   const std::string security = args["security"];
-  if (args["target"].empty() || args["out"].empty() || expect <= 0 ||
+  if (args["target"].empty() || args["out"].empty() || expect <= 0 || calls < 1 ||
       (security != "none" && security != "tls" && security != "mtls")) {
-    return fail("usage: throughput_client_cpp --target H:P --out F --expect_bytes N [...]");
+    return fail(
+        "usage: throughput_client_cpp --target H:P --out F --expect_bytes N [--calls K>=1] [...]");
   }
   std::shared_ptr<grpc::ChannelCredentials> creds;
   try {
@@ -109,16 +115,27 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<perflab::Sha256> sum;
   if (args["checksum"] == "1") sum = std::make_unique<perflab::Sha256>();
-  auto start = std::chrono::steady_clock::now();
-  Received got = stream(*stub, 0, deadline, sum.get());
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!got.status.ok()) {
-    return fail("measured call failed after " + std::to_string(got.bytes) +
-                " bytes: " + describe(got.status));
-  }
-  if (got.bytes != expect) {
-    return fail("byte count mismatch: received " + std::to_string(got.bytes) + " bytes, expected " +
-                std::to_string(expect));
+  Received got;
+  double seconds = 0;
+  std::vector<double> call_seconds;
+  for (int call = 1; call <= calls; ++call) {
+    auto start = std::chrono::steady_clock::now();
+    // Only the first call is hashed: it is the payload; the rest are checked by count.
+    Received one = stream(*stub, 0, deadline, call == 1 ? sum.get() : nullptr);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string which = std::to_string(call) + " of " + std::to_string(calls);
+    if (!one.status.ok()) {
+      return fail("timed call " + which + " failed after " + std::to_string(one.bytes) +
+                  " bytes: " + describe(one.status));
+    }
+    if (one.bytes != expect) {
+      return fail("byte count mismatch in timed call " + which + ": received " +
+                  std::to_string(one.bytes) + " bytes, expected " + std::to_string(expect));
+    }
+    got.bytes += one.bytes;
+    got.messages += one.messages;
+    seconds += took;
+    call_seconds.push_back(took);
   }
   std::ofstream out(args["out"]);
   out.precision(12);
@@ -129,13 +146,16 @@ int main(int argc, char** argv) {
       << "    {\"metric\": \"bytes\", \"value\": " << got.bytes << ", \"unit\": \"B\"},\n"
       << "    {\"metric\": \"messages\", \"value\": " << got.messages
       << ", \"unit\": \"count\"},\n"
-      // The warm-up stream's bytes: CPU of the whole process covers both calls.
+      << "    {\"metric\": \"calls\", \"value\": " << calls << ", \"unit\": \"count\"},\n"
+      // The warm-up stream's bytes: CPU of the whole process covers it too.
       << "    {\"metric\": \"warmup_bytes\", \"value\": " << warmup
       << ", \"unit\": \"B\"}\n  ],\n"
       << "  \"bytes\": " << got.bytes << ",\n  \"messages\": " << got.messages
       << ",\n  \"seconds\": " << seconds << ",\n  \"security\": \"" << security
       << "\",\n  \"warmup_bytes\": " << warmup << ",\n  \"max_receive_bytes\": "
-      << args["max_receive_bytes"];
+      << args["max_receive_bytes"] << ",\n  \"calls\": " << calls << ",\n  \"call_seconds\": [";
+  for (size_t i = 0; i < call_seconds.size(); ++i) out << (i ? ", " : "") << call_seconds[i];
+  out << "]";
   if (sum) out << ",\n  \"sha256\": \"" << sum->hex() << "\"";
   out << "\n}\n";
   return out.good() ? 0 : fail("cannot write " + args["out"]);

@@ -1,8 +1,10 @@
 // throughput study (seed 002): grpc-go client reading one server stream to its end.
 //
-// It warms up with a short stream on the same channel, then times one call that asks for
-// the whole payload, drops every message after counting its bytes (and, in test mode,
-// hashing them) and writes client.json. A wrong byte count fails the cell.
+// It warms up with a short stream on the same channel, then times --calls calls one after
+// another, each asking for the whole payload, drops every message after counting its bytes
+// (and, in test mode, hashing the first call's) and writes client.json: the throughput over
+// all of them (their bytes over their seconds) and each call's seconds. A wrong byte count
+// in any call fails the cell.
 package main
 
 import (
@@ -35,14 +37,16 @@ type metric struct {
 }
 
 type result struct {
-	Metrics        []metric `json:"metrics"`
-	Bytes          int64    `json:"bytes"`
-	Messages       int64    `json:"messages"`
-	Seconds        float64  `json:"seconds"`
-	SHA256         string   `json:"sha256,omitempty"`
-	Security       string   `json:"security"`
-	WarmupBytes    int64    `json:"warmup_bytes"`
-	MaxReceiveSize int      `json:"max_receive_bytes"`
+	Metrics        []metric  `json:"metrics"`
+	Calls          int       `json:"calls"`
+	CallSeconds    []float64 `json:"call_seconds"`
+	Bytes          int64     `json:"bytes"`
+	Messages       int64     `json:"messages"`
+	Seconds        float64   `json:"seconds"`
+	SHA256         string    `json:"sha256,omitempty"`
+	Security       string    `json:"security"`
+	WarmupBytes    int64     `json:"warmup_bytes"`
+	MaxReceiveSize int       `json:"max_receive_bytes"`
 }
 
 // clientCredentials: trust ca.pem; under mTLS also present client.pem.
@@ -110,10 +114,11 @@ func main() {
 	warmup := flag.Int64("warmup_bytes", 0, "bytes of a discarded warm-up stream (0: none)")
 	maxReceive := flag.Int("max_receive_bytes", 64<<20, "largest message accepted")
 	timeout := flag.Float64("timeout_s", 600, "deadline of the whole run")
-	checksum := flag.Int("checksum", 0, "1: SHA256 of the received bytes into client.json")
+	checksum := flag.Int("checksum", 0, "1: SHA256 of the first timed call's bytes into client.json")
+	calls := flag.Int("calls", 1, "timed calls, one after another, each for the whole payload")
 	flag.Parse()
-	if *target == "" || *out == "" || *expect <= 0 {
-		fail("usage: throughput_client_go --target H:P --out F --expect_bytes N [...]")
+	if *target == "" || *out == "" || *expect <= 0 || *calls < 1 {
+		fail("usage: throughput_client_go --target H:P --out F --expect_bytes N [--calls K>=1] [...]")
 	}
 
 	var creds credentials.TransportCredentials
@@ -145,18 +150,30 @@ func main() {
 			fail("warm-up call failed: %v", err)
 		}
 	}
-	var sum hash.Hash
+	var sum, digest hash.Hash
 	if *checksum == 1 {
-		sum = sha256.New()
+		digest = sha256.New()
+		sum = digest
 	}
-	start := time.Now()
-	received, messages, err := stream(ctx, client, 0, sum)
-	seconds := time.Since(start).Seconds()
-	if err != nil {
-		fail("measured call failed after %d bytes: %v", received, err)
-	}
-	if received != *expect {
-		fail("byte count mismatch: received %d bytes, expected %d", received, *expect)
+	var received, messages int64
+	var seconds float64
+	callSeconds := make([]float64, 0, *calls)
+	for call := 1; call <= *calls; call++ {
+		start := time.Now()
+		got, count, err := stream(ctx, client, 0, sum)
+		took := time.Since(start).Seconds()
+		if err != nil {
+			fail("timed call %d of %d failed after %d bytes: %v", call, *calls, got, err)
+		}
+		if got != *expect {
+			fail("byte count mismatch in timed call %d of %d: received %d bytes, expected %d", call, *calls, got, *expect)
+		}
+		received += got
+		messages += count
+		seconds += took
+		callSeconds = append(callSeconds, took)
+		// Only the first call is hashed: it is the payload; the rest are checked by count.
+		sum = nil
 	}
 	res := result{
 		Metrics: []metric{
@@ -164,14 +181,16 @@ func main() {
 			{"stream_seconds", seconds, "s"},
 			{"bytes", float64(received), "B"},
 			{"messages", float64(messages), "count"},
-			// The warm-up stream's bytes: CPU of the whole process covers both calls.
+			{"calls", float64(*calls), "count"},
+			// The warm-up stream's bytes: CPU of the whole process covers it too.
 			{"warmup_bytes", float64(*warmup), "B"},
 		},
+		Calls: *calls, CallSeconds: callSeconds,
 		Bytes: received, Messages: messages, Seconds: seconds, Security: *security,
 		WarmupBytes: *warmup, MaxReceiveSize: *maxReceive,
 	}
-	if sum != nil {
-		res.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	if digest != nil {
+		res.SHA256 = hex.EncodeToString(digest.Sum(nil))
 	}
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(*out, raw, 0o644); err != nil {

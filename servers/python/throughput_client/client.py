@@ -2,9 +2,11 @@
 
 --api sync: grpcio's blocking stub; aio: grpc.aio on asyncio (the same steps, awaited).
 
-Warm-up with a short stream on the same channel, then one timed call for the whole payload;
-each message is dropped after its bytes are counted (and hashed in test mode). A wrong byte
-count, a failed call or the deadline exits with code 1 and the reason on stderr.
+Warm-up with a short stream on the same channel, then --calls timed calls one after another,
+each for the whole payload; each message is dropped after its bytes are counted (and the first
+call's hashed in test mode). client.json has the throughput over all of them (their bytes over
+their seconds) and each call's seconds. A wrong byte count in any call, a failed call or the
+deadline exits with code 1 and the reason on stderr.
 """
 
 import argparse
@@ -13,6 +15,7 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,14 @@ async def stream_aio(
         if digest is not None:
             digest.update(response.data)
     return received, messages
+
+
+@dataclass
+class Timed:
+    """The timed calls: each one's (bytes, messages, seconds), and the first one's digest."""
+
+    calls: list[tuple[int, int, float]] = field(default_factory=list)
+    digest: Any = None
 
 
 def channel_credentials(security: str, tls_dir: Path) -> grpc.ChannelCredentials:
@@ -89,7 +100,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout_s", type=float, default=600.0)
     parser.add_argument("--checksum", type=int, default=0)
     parser.add_argument("--api", choices=["sync", "aio"], default="sync")
+    parser.add_argument("--calls", type=int, default=1)
     args = parser.parse_args()
+    if args.calls < 1:
+        parser.error(f"--calls must be at least 1, not {args.calls}")
     if args.target == "-":
         # Started beside its server (impl.toml target_on_stdin): imported while it starts.
         args.target = sys.stdin.readline().strip()
@@ -100,8 +114,8 @@ def parse_args() -> argparse.Namespace:
 
 def measure_sync(
     args: argparse.Namespace, credentials: Any, options: list[tuple[str, int]]
-) -> tuple[int, int, float, Any]:
-    """(bytes, messages, seconds, digest) of the timed call, after the warm-up."""
+) -> Timed:
+    """The timed calls, after the warm-up."""
     if credentials is None:
         channel = grpc.insecure_channel(args.target, options=options)
     else:
@@ -109,20 +123,24 @@ def measure_sync(
     stub = data_pb2_grpc.DataServiceStub(channel)
     # One deadline over warm-up and measurement: a bad certificate ends the run, never hangs.
     deadline = time.monotonic() + args.timeout_s
+    timed = Timed(digest=hashlib.sha256() if args.checksum else None)
     try:
         if args.warmup_bytes:
             stream(stub, args.warmup_bytes, deadline)
-        digest = hashlib.sha256() if args.checksum else None
-        start = time.perf_counter()
-        received, messages = stream(stub, 0, deadline, digest)
-        return received, messages, time.perf_counter() - start, digest
+        for call in range(args.calls):
+            # Only the first call is hashed: it is the payload; the rest are checked by count.
+            digest = timed.digest if call == 0 else None
+            start = time.perf_counter()
+            received, messages = stream(stub, 0, deadline, digest)
+            timed.calls.append((received, messages, time.perf_counter() - start))
+        return timed
     finally:
         channel.close()
 
 
 async def measure_aio(
     args: argparse.Namespace, credentials: Any, options: list[tuple[str, int]]
-) -> tuple[int, int, float, Any]:
+) -> Timed:
     """measure_sync() on a grpc.aio channel."""
     if credentials is None:
         channel = grpc.aio.insecure_channel(args.target, options=options)
@@ -131,12 +149,15 @@ async def measure_aio(
     async with channel:
         stub = data_pb2_grpc.DataServiceStub(channel)
         deadline = time.monotonic() + args.timeout_s
+        timed = Timed(digest=hashlib.sha256() if args.checksum else None)
         if args.warmup_bytes:
             await stream_aio(stub, args.warmup_bytes, deadline)
-        digest = hashlib.sha256() if args.checksum else None
-        start = time.perf_counter()
-        received, messages = await stream_aio(stub, 0, deadline, digest)
-        return received, messages, time.perf_counter() - start, digest
+        for call in range(args.calls):
+            digest = timed.digest if call == 0 else None
+            start = time.perf_counter()
+            received, messages = await stream_aio(stub, 0, deadline, digest)
+            timed.calls.append((received, messages, time.perf_counter() - start))
+        return timed
 
 
 def main() -> None:
@@ -150,24 +171,32 @@ def main() -> None:
             sys.exit(f"cannot set up {args.security}: {exc}")
     try:
         if args.api == "aio":
-            received, messages, seconds, digest = asyncio.run(
-                measure_aio(args, credentials, options)
-            )
+            timed = asyncio.run(measure_aio(args, credentials, options))
         else:
-            received, messages, seconds, digest = measure_sync(args, credentials, options)
+            timed = measure_sync(args, credentials, options)
     except grpc.RpcError as exc:
         sys.exit(f"call failed: {exc.code().name}: {exc.details()}")
-    if received != args.expect_bytes:
-        sys.exit(f"byte count mismatch: received {received} bytes, expected {args.expect_bytes}")
+    for number, (got, _, _) in enumerate(timed.calls, 1):
+        if got != args.expect_bytes:
+            sys.exit(
+                f"byte count mismatch in timed call {number} of {args.calls}: received {got} "
+                f"bytes, expected {args.expect_bytes}"
+            )
+    received = sum(got for got, _, _ in timed.calls)
+    messages = sum(count for _, count, _ in timed.calls)
+    seconds = sum(took for _, _, took in timed.calls)
     result: dict[str, Any] = {
         "metrics": [
             {"metric": "throughput", "value": received / 2**30 / seconds, "unit": "GiB/s"},
             {"metric": "stream_seconds", "value": seconds, "unit": "s"},
             {"metric": "bytes", "value": received, "unit": "B"},
             {"metric": "messages", "value": messages, "unit": "count"},
-            # The warm-up stream's bytes: CPU of the whole process covers both calls.
+            {"metric": "calls", "value": args.calls, "unit": "count"},
+            # The warm-up stream's bytes: CPU of the whole process covers it too.
             {"metric": "warmup_bytes", "value": args.warmup_bytes, "unit": "B"},
         ],
+        "calls": args.calls,
+        "call_seconds": [took for _, _, took in timed.calls],
         "bytes": received,
         "messages": messages,
         "seconds": seconds,
@@ -177,8 +206,8 @@ def main() -> None:
         "warmup_bytes": args.warmup_bytes,
         "max_receive_bytes": args.max_receive_bytes,
     }
-    if digest is not None:
-        result["sha256"] = digest.hexdigest()
+    if timed.digest is not None:
+        result["sha256"] = timed.digest.hexdigest()
     args.out.write_text(json.dumps(result, indent=2))
 
 
