@@ -10,6 +10,7 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from scipy import stats
 
@@ -179,3 +180,48 @@ def test_quicks_throughput_cells_time_the_one_call_the_experiment_kept():
     assert quick["measured_bytes"] == 0
     assert "20261128-throughput-calls-ab" in text
 
+
+AA_HISTORY = REPO / "data" / "experiments" / "20261128-aa-drift-history"
+
+
+def test_the_aa_drift_history_tables_recompute_from_its_series():
+    series = json.loads((AA_HISTORY / "aa_series.json").read_text())
+    readme = (AA_HISTORY / "README.md").read_text()
+    for entry in series:
+        logs = entry["log_ratios"]
+        t = statistics.mean(logs) / (statistics.stdev(logs) / math.sqrt(len(logs)))
+        assert entry["p"] == pytest.approx(2 * stats.t.sf(abs(t), len(logs) - 1))
+    shares = re.findall(r"^\| (0\.\d\d) \| (\d+) of (\d+) \| ([\d.]+)% \|", readme, re.MULTILINE)
+    assert [level for level, *_ in shares] == ["0.01", "0.05", "0.10", "0.20"]
+    for level, below, total, share in shares:
+        count = sum(entry["p"] < float(level) for entry in series)
+        assert (int(below), int(total)) == (count, len(series))
+        assert share == f"{100 * count / len(series):.1f}"
+    pooled = re.findall(
+        r"^\| (\w+) \| ([^|]+) \| (\w+) \| (\d+) \| ([\d.]+) \| \[([\d.]+), ([\d.]+)\] "
+        r"\| ([\d.]+) \|",
+        readme,
+        re.MULTILINE,
+    )
+    assert len(pooled) == 17
+    for study, kind, metric, runs, drift, low, high, q_p in pooled:
+        group = [
+            e
+            for e in series
+            if e["study"] == study
+            and e["metric"] == metric
+            and ", ".join(e["kind"].split(", ")[:2]) == kind
+        ]
+        assert len(group) == int(runs)
+        weights = np.array([e["rounds"] / e["sd"] ** 2 for e in group])
+        means = np.array([e["mean"] for e in group])
+        centre = float(weights @ means / weights.sum())
+        half = stats.norm.ppf(0.95) / math.sqrt(weights.sum())
+        q = float(weights @ (means - centre) ** 2)
+        computed = [math.exp(centre), math.exp(centre - half), math.exp(centre + half)]
+        assert [f"{value:.3f}" for value in computed] == [drift, low, high]
+        assert f"{stats.chi2.sf(q, len(group) - 1):.2f}" == q_p
+    # What the README concludes: shares near their levels, every pooled drift within 0.846-1.071.
+    assert all(abs(float(share) / 100 - float(level)) < 0.02 for level, _, _, share in shares)
+    assert min(float(row[5]) for row in pooled) == 0.846
+    assert max(float(row[6]) for row in pooled) == 1.071
