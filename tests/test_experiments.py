@@ -225,3 +225,33 @@ def test_the_aa_drift_history_tables_recompute_from_its_series():
     assert all(abs(float(share) / 100 - float(level)) < 0.02 for level, _, _, share in shares)
     assert min(float(row[5]) for row in pooled) == 0.846
     assert max(float(row[6]) for row in pooled) == 1.071
+
+
+LOOK_CALIBRATION = REPO / "data" / "experiments" / "20261128-look-calibration"
+
+
+def test_the_look_calibration_table_recomputes_from_its_claims():
+    claims = json.loads((LOOK_CALIBRATION / "claims.json").read_text())
+    readme = (LOOK_CALIBRATION / "README.md").read_text()
+    rows = re.findall(
+        r"^\| (9\d)% \([^)]+\) \| ([a-z ]+) \| (\d+) \| (\d+) \| ([\d.]+)% "
+        r"\| \[([\d.]+)%, ([\d.]+)%\] \|$",
+        readme,
+        re.MULTILINE,
+    )
+    assert len(rows) == 4
+    for coverage, says, count, decided, share, low, high in rows:
+        key = "expected_at_90" if coverage == "90" else "expected_at_look"
+        group = [c for c in claims if c[key] == (says == "settles")]
+        hits = sum(c["final_verdict"] in ("holds", "does not hold") for c in group)
+        assert (int(count), int(decided)) == (len(group), hits)
+        ends = (
+            stats.beta.ppf(0.05, hits, len(group) - hits + 1),
+            stats.beta.ppf(0.95, hits + 1, len(group) - hits),
+        )
+        assert [f"{100 * v:.1f}" for v in (hits / len(group), *ends)] == [share, low, high]
+    # What the README concludes: the claims it passes fall short of its 80%, at either
+    # coverage, and still settle far more often than the rest.
+    passed = [row for row in rows if row[1] == "settles"]
+    assert all(float(row[6]) < 80 for row in passed)
+    assert float(rows[0][4]) > 5 * float(rows[1][4])
