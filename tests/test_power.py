@@ -10,11 +10,14 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.claims import BAND, DIRECTION, NOT_WORSE, Bound
+from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.power import (
     claim_power,
     design_power_over_looks,
     null_effect,
     rounds_for,
+    rounds_to_decide,
+    verdict_shares,
 )
 from perflab.analysis.simulation import Case, ratio_claim, ratio_rows
 from perflab.analysis.verdicts import FAILS, HOLDS, Judging, judge
@@ -48,6 +51,24 @@ def test_a_profiles_looks_add_power_and_its_base_look_alone_is_the_plain_power()
         FASTER, 1.5, 0.05, looked, lambda rounds: 0.6 if rounds < 15 else 0.2
     )
     assert wide.holds == 0.0 and narrowing.holds > 0.95
+
+
+def test_a_stricter_coverage_decides_no_more_trials_and_asks_no_fewer_rounds():
+    bound = Bound(DIRECTION, "greater", 1.0)
+
+    def shares(coverage: float) -> tuple[float, float]:
+        # The same draws for both coverages: only the interval's width differs.
+        return verdict_shares(bound, 1.3, 0.2, 5, 0.1, 2000, random.Random(7), coverage)
+
+    assert shares(DECIDING_COVERAGE) == verdict_shares(
+        bound, 1.3, 0.2, 5, 0.1, 2000, random.Random(7)
+    )
+    (holds_90, fails_90), (holds_96, fails_96) = shares(0.90), shares(0.96)
+    # Each trial's 96% interval holds its 90% one: it can only lose a decision.
+    assert holds_96 < holds_90 and fails_96 <= fails_90
+    at_90 = rounds_to_decide(bound, 1.3, 0.2, 0.1)
+    at_96 = rounds_to_decide(bound, 1.3, 0.2, 0.1, coverage=0.96)
+    assert at_90 is not None and at_96 is not None and at_96 > at_90
 
 
 def test_a_figure_inside_the_margin_is_undecidable_by_design():

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.ledger import LEDGER_FILE, Ledger, LookRecord
 from perflab.analysis.power import MOST_ROUNDS, rounds_to_decide
 from perflab.analysis.verdicts import (
@@ -204,36 +205,47 @@ def claim_configurations(verdict: Verdict) -> set[Configuration]:
     return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
 
 
-def settles_within(verdict: Verdict, rounds: int, margin: float | None = None) -> bool:
+def settles_within(
+    verdict: Verdict,
+    rounds: int,
+    margin: float | None = None,
+    coverage: float = DECIDING_COVERAGE,
+) -> bool:
     """Whether `rounds` rounds decide a claim with TARGET_POWER chance were the effect its
     deciding configuration measured the truth, at the spread it measured (the power the
     index states, at the deciding coverage: an ordering of the look's minutes, not a
     verdict), judged with `margin` (the one its A/A copies would set over those rounds,
-    `MarginAt`; None: the margin it was judged with). A claim whose power cannot be
-    computed (not paired, an error rate) counts as settling: nothing says it will not."""
+    `MarginAt`; None: the margin it was judged with), its intervals at `coverage`. A claim
+    whose power cannot be computed (not paired, an error rate) counts as settling:
+    nothing says it will not."""
     pair = verdict.deciding
     if verdict.claim.kind != "ratio" or pair is None or pair.spread is None:
         return True
     if margin is None:
         margin = margin_for(verdict.claim, verdict.judging)
-    needed = rounds_to_decide(verdict.claim.bound, pair.effect, pair.spread, margin)
+    needed = rounds_to_decide(
+        verdict.claim.bound, pair.effect, pair.spread, margin, coverage=coverage
+    )
     return needed is not None and needed <= rounds
 
 
 def settling(
-    rounds: Mapping[str, int], margin_at: MarginAt | None = None
+    rounds: Mapping[str, int],
+    margin_at: MarginAt | None = None,
+    coverage: float = DECIDING_COVERAGE,
 ) -> Callable[[Verdict], bool]:
     """Whether a look that brings each study to `rounds` settles a claim (`settles_within`),
     at the margin its A/A copies would set over those rounds where `margin_at` predicts
     one (never wider than the margin it has now: the prediction rests on the same A/A
-    rounds)."""
+    rounds), its intervals at `coverage` (the base look's by default)."""
 
     def settles(verdict: Verdict) -> bool:
         n = rounds.get(verdict.claim.study, 0)
         now = margin_for(verdict.claim, verdict.judging)
         if verdict.claim.kind != "ratio":
-            return settles_within(verdict, n, now)
-        return settles_within(verdict, n, margin_by_rounds(margin_at, verdict.claim.id, now)(n))
+            return settles_within(verdict, n, now, coverage)
+        margin = margin_by_rounds(margin_at, verdict.claim.id, now)(n)
+        return settles_within(verdict, n, margin, coverage)
 
     return settles
 

@@ -94,31 +94,38 @@ def verdict_shares(
     margin: float,
     trials: int,
     rng: random.Random,
+    coverage: float = DECIDING_COVERAGE,
 ) -> tuple[float, float]:
     """The shares of simulated runs that read "holds" and "does not hold", at a true
     `effect`, with the per-round log ratios' spread `sigma`. Each trial's rounds are drawn
-    from `rng` in turn, and its interval is the engine's paired t interval, for every trial
-    at once (intervals.paired_log_t_bounds): an index asks for some 450 000 of them, most
-    of the overview page's CPU when built one by one."""
+    from `rng` in turn, and its interval is the engine's paired t interval at `coverage`
+    (the base look's by default), for every trial at once (intervals.paired_log_t_bounds):
+    an index asks for some 450 000 of them, most of the overview page's CPU when built one
+    by one."""
     import numpy as np
 
     if rounds < 2:
         return 0.0, 0.0
     draws = [math.log(effect * math.exp(rng.gauss(0, sigma))) for _ in range(trials * rounds)]
-    # At the coverage the engine computes its intervals at (verdicts.ratio_pair).
-    lows, highs = paired_log_t_bounds(np.array(draws).reshape(trials, rounds), DECIDING_COVERAGE)
-    return decided_shares(lows, highs, bound, margin, f"paired t interval of {rounds} rounds")
+    lows, highs = paired_log_t_bounds(np.array(draws).reshape(trials, rounds), coverage)
+    label = f"paired t interval of {rounds} rounds"
+    return decided_shares(lows, highs, bound, margin, label, coverage)
 
 
 def decided_shares(
-    lows: np.ndarray, highs: np.ndarray, bound: Bound, margin: float, label: str
+    lows: np.ndarray,
+    highs: np.ndarray,
+    bound: Bound,
+    margin: float,
+    label: str,
+    coverage: float = DECIDING_COVERAGE,
 ) -> tuple[float, float]:
     """The shares of simulated intervals (their ends, one per trial) that the engine's rule
-    (decisions.decide at DECIDING_COVERAGE) reads "holds" and "does not hold"."""
+    (decisions.decide at `coverage`) reads "holds" and "does not hold"."""
     counts = {HOLDS: 0, FAILS: 0}
     for low, high in zip(lows.tolist(), highs.tolist(), strict=True):
-        interval = Interval(low, high, DECIDING_COVERAGE, label)
-        verdict = decide(interval, bound, margin, DECIDING_COVERAGE)[0]
+        interval = Interval(low, high, coverage, label)
+        verdict = decide(interval, bound, margin, coverage)[0]
         if verdict in counts:
             counts[verdict] += 1
     return counts[HOLDS] / len(lows), counts[FAILS] / len(lows)
@@ -236,16 +243,17 @@ def rounds_to_decide(
     target: float = TARGET_POWER,
     trials: int = SEARCH_TRIALS,
     margin_at: Callable[[int], float] | None = None,
+    coverage: float = DECIDING_COVERAGE,
 ) -> int | None:
     """The fewest rounds (up to MOST_ROUNDS) at which a run whose true effect is `effect`
     (e.g. the one a run measured) is decided, 'holds' or 'does not hold', with chance
-    `target`; None where none is (an effect inside the margin zone stays at its threshold
-    however many rounds run). `margin_at`: as rounds_for's."""
+    `target`, its intervals at `coverage`; None where none is (an effect inside the margin
+    zone stays at its threshold however many rounds run). `margin_at`: as rounds_for's."""
 
     def reaches(rounds: int) -> bool:
         judged_with = min(margin, margin_at(rounds)) if margin_at else margin
         shares = verdict_shares(
-            bound, effect, sigma, rounds, judged_with, trials, random.Random(26)
+            bound, effect, sigma, rounds, judged_with, trials, random.Random(26), coverage
         )
         return sum(shares) >= target
 

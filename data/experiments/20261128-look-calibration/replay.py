@@ -22,8 +22,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 sys.path.insert(0, str(REPO))
 
-import perflab.analysis.power as power  # noqa: E402
 from perflab.analysis.adaptive import judge_looks, settling  # noqa: E402
+from perflab.analysis.decisions import DECIDING_COVERAGE  # noqa: E402
 from perflab.analysis.noise import noise_floor  # noqa: E402
 from perflab.analysis.replication import reference_claims  # noqa: E402
 from perflab.analysis.run import read  # noqa: E402
@@ -69,21 +69,15 @@ def replay(run_id: str) -> list[dict]:
     rounds = {study: n + look.extra_rounds for study, n in ledger.base_rounds.items()}
     final = json.loads((REPO / "data" / "readings" / f"{run_id}.json").read_text())["verdicts"]
     expected = {}
-    # The planner's test reads the deciding coverage from perflab.analysis.power; set it
-    # to the look's for the second pass, and back.
-    for coverage in (power.DECIDING_COVERAGE, look.coverage):
-        kept, power.DECIDING_COVERAGE = power.DECIDING_COVERAGE, coverage
-        try:
-            settles = settling(rounds, floor.margin_at)
-            expected[coverage] = {claim: settles(by_id[claim]) for claim in look.chosen_claims}
-        finally:
-            power.DECIDING_COVERAGE = kept
+    for coverage in (DECIDING_COVERAGE, look.coverage):
+        settles = settling(rounds, floor.margin_at, coverage)
+        expected[coverage] = {claim: settles(by_id[claim]) for claim in look.chosen_claims}
     return [
         {
             "run": run_id,
             "claim": claim,
             "base_verdict": by_id[claim].verdict,
-            "expected_at_90": expected[power.DECIDING_COVERAGE][claim],
+            "expected_at_90": expected[DECIDING_COVERAGE][claim],
             "expected_at_look": expected[look.coverage][claim],
             "look_coverage": look.coverage,
             "final_verdict": final[claim],
