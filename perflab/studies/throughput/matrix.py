@@ -221,8 +221,9 @@ def grpc_cell(
 
 def timed_calls(measured_bytes: int, size: int) -> int:
     """How many whole-payload calls a cell times: enough to stream `measured_bytes`, at least
-    one. A 1 GiB stream lasts about a second on a 2-core VM, where one second's hiccup
-    moves it by half; a few of them on one channel average that out within the cell."""
+    one. Several calls average a second's hiccup within the cell, but on this 2-core VM
+    three 1 GiB calls bought no more than the same minutes of rounds
+    (data/experiments/20261128-throughput-calls-ab), so the profiles keep one."""
     return max(1, math.ceil(measured_bytes / size))
 
 
