@@ -423,15 +423,16 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
         return 2
     if args.against is not None and refused_run_dir("verdicts", args.against):
         return 2
+    from perflab.analysis.drift_history import READINGS_HISTORY
     from perflab.analysis.replication import comparison_table, readme_summary, replicate
     from perflab.analysis.run import read
 
     hooks = claim_frame_hooks()
-    run = read(args.run_dir, hooks)
+    run = read(args.run_dir, hooks, READINGS_HISTORY)
     if args.against is None:
         print(readme_summary(replicate(run, Path(args.reference))))
     else:
-        against = read(args.against, hooks)
+        against = read(args.against, hooks, READINGS_HISTORY)
         print(comparison_table(replicate(run, Path(args.reference), against=against)))
     return 0
 
@@ -467,6 +468,7 @@ def cmd_readings(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from perflab.analysis.drift_history import READINGS_HISTORY
     from perflab.analysis.fixes import FixesError, fixes_held_by
     from perflab.analysis.run import read
     from perflab.analysis.sites import ReadingsError, read_run_readings, recover_run, write_readings
@@ -481,13 +483,14 @@ def cmd_readings(args: argparse.Namespace) -> int:
     if args.commit is None:
         if refused_run_dir("readings", args.run):
             return 2
-        run = read(Path(args.run), claim_frame_hooks())
+        # Judged as its index judges it: with the machine's history in data/readings/.
+        run = read(Path(args.run), claim_frame_hooks(), READINGS_HISTORY)
         print(write_readings(read_run_readings(run, reference, fixes_held=held), out))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="readings-", dir=Path("tmp").resolve()))
     try:
         folder = recover_run(Path("."), args.commit, Path(args.run).name, scratch)
-        run = read(folder, claim_frame_hooks())
+        run = read(folder, claim_frame_hooks(), READINGS_HISTORY)
         print(write_readings(read_run_readings(run, reference, args.commit, held), out))
     except ReadingsError as exc:
         print(f"perflab readings: {exc}", file=sys.stderr)
@@ -514,12 +517,20 @@ def cmd_adapt(args: argparse.Namespace) -> int:
         return 0
     if refused_run_dir("adapt", args.run_dir):
         return 2
+    from perflab.analysis.drift_history import READINGS_HISTORY
     from perflab.analysis.replication import plan_next_look
     from perflab.analysis.run import read
 
     run_dir = Path(args.run_dir)
+    run = read(run_dir, claim_frame_hooks(), READINGS_HISTORY)
+    # No manifest while the run measures: the machine's history is matched on its hosts'
+    # facts and the topology the playbook names, as the report will match it.
+    run.measuring_topology = args.topology
     plan = plan_next_look(
-        read(run_dir, claim_frame_hooks()), Path(args.reference), adaptive, args.look
+        run,
+        Path(args.reference),
+        adaptive,
+        args.look,
     )
     log_progress(run_dir / "progress.log", plan.progress)
     cells: dict[str, list[dict]] = {}
@@ -560,11 +571,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     full profile's rounds would decide."""
     if refused_run_dir("plan", args.run):
         return 2
+    from perflab.analysis.drift_history import READINGS_HISTORY
     from perflab.analysis.planner import full_looks_from, full_rounds_from, plan, plan_text
     from perflab.analysis.replication import replicate
     from perflab.analysis.run import read
 
-    run = read(args.run, claim_frame_hooks())
+    run = read(args.run, claim_frame_hooks(), READINGS_HISTORY)
     replication = replicate(run, Path(args.reference))
     verdicts = replication.listed()
     studies = sorted({v.claim.study for v in verdicts})
@@ -716,6 +728,7 @@ def parser() -> argparse.ArgumentParser:
     adapt.add_argument("--reference", default="data/reference", help="claims and seed tables")
     adapt.add_argument("--profile", required=True, help="the run's profile (its knobs)")
     adapt.add_argument("--look", type=int, required=True, help="1, 2, ...; 0 checks the knobs")
+    adapt.add_argument("--topology", default="localhost", help="the run's (it has no manifest yet)")
     adapt.set_defaults(func=cmd_adapt)
 
     estimate = sub.add_parser("estimate", help="how long a run's cells (stdin) should measure")

@@ -18,12 +18,13 @@ TRIALS = 200
 BY_NAME = {case.name: case for case in CASES}
 # The cases whose correction matters, each its own: unequal spreads unpaired (the Moses
 # interval assumes a shift only), a look's extra rounds of one side taken unpaired rather than
-# cut to the rounds both sides ran (verdicts.shared_rounds), and failures clustered in cells
-# counted as independent calls.
+# cut to the rounds both sides ran (verdicts.shared_rounds), failures clustered in cells
+# counted as independent calls, and an A/A history pooled as if every boot drifted alike.
 NEEDS_CORRECTION = (
     "SD ratio 10, 3 rounds",
     "SD ratio 10, one side 5 rounds more (a look's)",
     "error rate 20%, clustered (ICC 0.3)",
+    "boot drift SD 15%, A/A history of 10 runs",
 )
 
 
@@ -35,6 +36,8 @@ NEEDS_CORRECTION = (
         "SD ratio 10, one side 5 rounds more (a look's)",
         "SD ratio 3, margin 13% (aws_io), 3 rounds",
         "error rate 20%, clustered (ICC 0.3)",
+        "boot drift SD 10%, A/A history of 4 runs, 3 rounds",
+        "boot drift SD 15%, A/A history of 10 runs",
     ],
 )
 def test_intervals_keep_their_labelled_coverage(name):

@@ -22,6 +22,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+from perflab.analysis.drift_history import READINGS_HISTORY
 from perflab.analysis.replication import Replication, replicate
 from perflab.analysis.run import Run, StudyHooks, read
 
@@ -48,7 +49,7 @@ def judge(
 ) -> JudgedRun:
     """Read the run once and judge it, and its reference run, once (`side_by_side`: the
     reference in a second process meanwhile, perflab.analysis.replication.replicate)."""
-    run = read(run_dir, hooks)
+    run = read(run_dir, hooks, READINGS_HISTORY)
     return JudgedRun(run, replicate(run, reference_dir, side_by_side=side_by_side))
 
 
@@ -56,7 +57,8 @@ def fingerprint(*folders: Path) -> str:
     """A digest of every file's name, size and modification time under `folders`, and of
     the perflab package's sources: what the judged result depends on."""
     digest = hashlib.sha256()
-    roots = [*folders, ANALYSIS_CODE]
+    # The machine's readings set the margins (drift_history): a new one changes them.
+    roots = [*folders, ANALYSIS_CODE, READINGS_HISTORY]
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from perflab.analysis.claims import Claim, Selector
+from perflab.analysis.drift_history import AaSeries, DriftPrediction, HistoryRun, predict
 from perflab.analysis.intervals import (
     hodges_lehmann_ratio,
     log_t_half_width,
@@ -87,6 +88,10 @@ class KindFloor:
     # Each metric's per-round log ratios of copy a over copy b: what the margin would be
     # over more rounds is predicted from their mean and spread (`margin_at`).
     log_ratios: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    # Metric -> its drift predicted from the machine's A/A history (this run's series among
+    # it), where enough runs measured it: its margin is then that prediction's far end, not
+    # this run's own (perflab.analysis.drift_history).
+    history: dict[str, DriftPrediction] = field(default_factory=dict)
 
     def copies(self) -> set[tuple[str, str]]:
         """Its two copies as (study, configuration) keys of the adaptive planner."""
@@ -102,6 +107,8 @@ class KindFloor:
         itself. What a plan prices a claim at (a look's rounds go to its A/A copies too),
         not a margin a verdict is judged with. None: fewer than 2 rounds measured it."""
         logs = self.log_ratios.get(metric, ())
+        if metric in self.history:
+            return judging_from_noise_floor(self.history[metric].margin, "predicted").margin
         if len(logs) < 2 or rounds < 2:
             return None
         drift = abs(statistics.fmean(logs))
@@ -110,6 +117,15 @@ class KindFloor:
 
     def judging(self, metric: str) -> Judging:
         """The margin this kind's A/A cells set for a claim on `metric`."""
+        predicted = self.history.get(metric)
+        if predicted is not None:
+            return judging_from_noise_floor(
+                self.per_metric[metric],
+                f"its A/A history ({self.kind()}: {self.configuration}; {metric}: the far end "
+                f"of the 90% prediction interval of this run's drift from {predicted.runs} runs "
+                f"of this machine since {predicted.earliest[:10]}, this run's {self.rounds} "
+                "rounds among them)",
+            )
         return judging_from_noise_floor(
             self.per_metric[metric],
             f"its A/A cells ({self.kind()}: {self.configuration}; {metric}: the far end of "
@@ -270,6 +286,37 @@ def kind_floor(study: str, rows: pd.DataFrame, metrics: set[str]) -> KindFloor |
     )
 
 
+def series_of(kind: KindFloor) -> list[AaSeries]:
+    """A kind's A/A log ratios per metric, as a readings file keeps them."""
+    return [
+        AaSeries(kind.study, dict(kind.coordinates), metric, logs)
+        for metric, logs in sorted(kind.log_ratios.items())
+    ]
+
+
+def with_history(
+    kind: KindFloor, history: list[HistoryRun], topology: str, start: str
+) -> KindFloor:
+    """The kind with each metric's margin predicted from the machine's earlier runs that
+    measured the same A/A series and this run's own, where there are enough of them."""
+    if not history:
+        return kind
+    per_metric, predicted = dict(kind.per_metric), {}
+    for mine in series_of(kind):
+        key = mine.key(topology)
+        earlier = [
+            (series.log_ratios, run.start)
+            for run in history
+            for series in run.series
+            if series.key(run.topology) == key
+        ]
+        prediction = predict([*earlier, (mine.log_ratios, start)])
+        if prediction is not None and mine.metric in per_metric:
+            per_metric[mine.metric] = prediction.margin
+            predicted[mine.metric] = prediction
+    return replace(kind, per_metric=per_metric, history=predicted)
+
+
 def metric_margin(pairs: list[tuple[float, float]]) -> float:
     """One metric's A/A drift with its uncertainty: the far end of the 90% paired t interval
     of copy a over copy b across rounds, as a factor - 1 (the point drift, with fewer than 3
@@ -328,6 +375,7 @@ def noise_floor(
         rows = rows.dropna(axis="columns", how="all")
         found = kind_floor(str(study), rows, metrics.get(str(study), set()))
         if found is not None:
+            found = with_history(found, run.drift_history, run.topology, run.start)
             kinds.append(replace(found, cell_configuration=str(cell_configuration)))
     by_claim = {
         claim.id: claim_kinds(claim, [kind for kind in kinds if kind.study == claim.study])

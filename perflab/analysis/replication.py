@@ -27,6 +27,7 @@ from perflab.analysis.adaptive import (
 from perflab.analysis.checked_coverage import coverage_sentence, read_results
 from perflab.analysis.claims import Claim
 from perflab.analysis.design_power import DesignPower, design_power, powers_sentence
+from perflab.analysis.drift_history import MIN_RUNS, READINGS_HISTORY
 from perflab.analysis.findings import (
     Readers,
     published_text,
@@ -155,8 +156,8 @@ class Replication:
         )
         return (
             f"Decision margin per study and metric, as the verdicts below are judged, each from "
-            f"that metric's own A/A cells (the far end of its A/A ratio's 90% interval, never "
-            f"below {MIN_MARGIN:.0%}): {margins}. Where a study runs an A/A configuration per "
+            f"that metric's own A/A cells ({history_clause(self.noise)}never below "
+            f"{MIN_MARGIN:.0%}): {margins}. Where a study runs an A/A configuration per "
             "kind of client or method, each claim is judged with its own kind's (the range "
             "shown; see the noise floor table); a claim decided at a look is judged with the "
             "margin of that look's A/A rounds. A decided verdict clears its threshold by its "
@@ -306,7 +307,7 @@ def judge_reference(
 ) -> tuple[str | None, list[Verdict] | None]:
     """The reference run in `folder` judged on the same claims as the run (nothing where
     the study has none), in a process of its own (`replicate`)."""
-    other = read(folder, hooks)
+    other = read(folder, hooks, READINGS_HISTORY)
     claims = of_study(reference_claims(reference_dir, other.seed_rows_hooks), study)
     if not claims:
         return None, None
@@ -320,7 +321,7 @@ def judge_other(
     Each run is judged with the margins its own A/A cells set, whichever view asks: the
     index of a run and `verdicts --against` it then agree (issue 26, item 6)."""
     if not isinstance(other, Run):
-        other = read(other, hooks)
+        other = read(other, hooks, READINGS_HISTORY)
     by_study = {} if given else noise_floor(other, claims).judging_by_study()
     by_look = {} if given else look_margins(other, claims)
     return other.run_id, judge_run_looks(other, claims, judging, by_study, by_look)
@@ -483,6 +484,23 @@ def margins_used(verdicts: list[Verdict]) -> dict[tuple[str, str], dict[int, lis
             margin_for(verdict.claim, verdict.judging)
         )
     return used
+
+
+def history_clause(noise: NoiseFloor) -> str:
+    """How the margins were set: the run's own A/A far end, and where the machine's earlier
+    runs predict a metric's drift, that prediction (drift_history), with how many."""
+    own = "the far end of its A/A ratio's 90% interval"
+    predicted = [p for kind in noise.kinds for p in kind.history.values()]
+    if not predicted:
+        return own + ", "
+    runs = sorted({p.runs for p in predicted})
+    counted = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
+    return (
+        f"for {len(predicted)} of them, the far end of the 90% prediction interval of this "
+        f"run's drift from the A/A series of {counted} runs of this machine, this run's among "
+        "them (random effects: the drift may change from boot to boot); for the rest, "
+        f"{own}; "
+    )
 
 
 def margins_text(by_look: dict[int, list[float]]) -> str:
@@ -788,6 +806,21 @@ EFFECTS = (
 )
 
 
+# What the noise floor table's columns mean, above it.
+NOISE_FLOOR_HTML = (
+    "<p>Noise floor: per kind of client or method, one configuration ran twice in every "
+    "round (A/A cells, left out of every table and claim); its floor is the A/A effect a "
+    "claim would see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b "
+    "across rounds, the largest over the metrics its study's claims are judged on. A "
+    "claim takes the margin of its own kind (where a study runs several, the one whose "
+    "method, call or regime its cells share) on its own metric, never below 10%: the far "
+    "end of its A/A ratio's 90% interval over this run's rounds or, where the machine's "
+    "earlier runs measured the same A/A configuration (at least "
+    f"{MIN_RUNS} runs with this one), the far end of the 90% prediction interval of this "
+    "run's drift from their A/A series (marked).</p>"
+)
+
+
 def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]) -> str:
     """The run's noise floor per kind of client, and the margin it set for its study; '' for
     a run without A/A cells (the margin sentence says so)."""
@@ -805,6 +838,11 @@ def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]
                 f"{kind.floor:.1%}",
                 ", ".join(
                     f"{metric} {kind.judging(metric).margin:.0%}"
+                    + (
+                        f" (A/A history, {kind.history[metric].runs} runs)"
+                        if metric in kind.history
+                        else ""
+                    )
                     for metric in kind.metrics
                     if metric in kind.per_metric
                 ),
@@ -834,13 +872,8 @@ def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]
         else ""
     )
     return (
-        "<p>Noise floor: per kind of client or method, one configuration ran twice in every "
-        "round (A/A cells, left out of every table and claim); its floor is the A/A effect a "
-        "claim would see, |a / b - 1| for the Hodges-Lehmann factor of copy a over copy b "
-        "across rounds, the largest over the metrics its study's claims are judged on. A "
-        "claim takes the margin of its own kind (where a study runs several, the one whose "
-        "method, call or regime its cells share) on its own metric, never below 10%.</p>"
-        f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+        NOISE_FLOOR_HTML
+        + f'<table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
         f"</tbody></table>{at_floor}"
     )
 

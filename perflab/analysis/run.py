@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.claims import Claim
+    from perflab.analysis.drift_history import HistoryRun
     from perflab.analysis.published import ReferenceRowsHook
     from perflab.contract.bounds import EffectiveCeiling
     from perflab.contract.parsers import Metric
@@ -58,6 +59,11 @@ class Run:
     manifest: dict[str, Any] | None
     ledger: Ledger | None
     hooks: StudyHooks = field(default_factory=dict)
+    # Where the machine's earlier runs' readings are (perflab.analysis.drift_history): their
+    # A/A series set this run's margins; None judges the run on its own A/A cells alone.
+    history_dir: Path | None = None
+    # The topology of a run still measuring (no manifest yet), named by whoever reads it.
+    measuring_topology: str | None = None
 
     @property
     def run_id(self) -> str:
@@ -66,6 +72,44 @@ class Run:
     @property
     def topology(self) -> str:
         return str((self.manifest or {}).get("topology", "localhost"))
+
+    @cached_property
+    def drift_history(self) -> list[HistoryRun]:
+        """The earlier runs of this run's machine and topology with A/A series; none
+        without a history folder or without knowing when and where the run ran."""
+        from perflab.analysis.drift_history import read_history
+
+        place = self.history_place()
+        if self.history_dir is None or place is None:
+            return []
+        return read_history(self.history_dir, *place)
+
+    def history_place(self) -> tuple[str, str, str] | None:
+        """(machine, topology, start) as drift_history matches runs: from the manifest, or
+        while the run still measures (a look plans before any manifest is written) from
+        its hosts/*.json, its first cell's start (the manifest's start, when written) and
+        the topology its caller names (`measuring_topology`)."""
+        import json
+
+        from perflab.analysis.drift_history import machine_of
+
+        if self.manifest is not None:
+            manifest = self.manifest
+            if not manifest.get("start") or not manifest.get("hosts"):
+                return None
+            return machine_of(manifest["hosts"]), self.topology, str(manifest["start"])
+        hosts = {
+            path.stem: json.loads(path.read_text())
+            for path in sorted((self.folder / "hosts").glob("*.json"))
+        }
+        starts = [str(cell.record["start"]) for cell in self.cells if cell.record.get("start")]
+        if self.measuring_topology is None or not hosts or not starts:
+            return None
+        return machine_of(hosts), self.measuring_topology, min(starts)
+
+    @property
+    def start(self) -> str:
+        return str((self.manifest or {}).get("start", ""))
 
     @property
     def studies(self) -> frozenset[str]:
@@ -131,14 +175,17 @@ class Run:
         return mark_lower_bounds(self.claim_frame({claim.study for claim in claims}), self)
 
 
-def read(folder: str | Path, hooks: StudyHooks | None = None) -> Run:
-    """The run in `folder`, every cell.json opened once; `hooks` as the module says."""
+def read(
+    folder: str | Path, hooks: StudyHooks | None = None, history_dir: Path | None = None
+) -> Run:
+    """The run in `folder`, every cell.json opened once; `hooks` as the module says;
+    `history_dir` as Run's field."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such run folder")
     manifest = read_manifest(folder) if (folder / "manifest.json").is_file() else None
     cells = tuple(iter_cells(folder, include_aa=True))
-    return Run(folder, cells, manifest, Ledger.read(folder), dict(hooks or {}))
+    return Run(folder, cells, manifest, Ledger.read(folder), dict(hooks or {}), history_dir)
 
 
 def mark_lower_bounds(frame: pd.DataFrame, run: Run) -> pd.DataFrame:

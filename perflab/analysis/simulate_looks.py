@@ -106,9 +106,13 @@ class LookResult:
 
 @dataclass(frozen=True)
 class SimulatedRun:
-    """What perflab.analysis.noise.noise_floor reads of a run: its rows, A/A cells included."""
+    """What perflab.analysis.noise.noise_floor reads of a run: its rows, A/A cells included,
+    and no A/A history of its machine."""
 
     frame_with_aa: object
+    drift_history: tuple = ()
+    topology: str = "localhost"
+    start: str = ""
 
 
 def looks_claim() -> Claim:

@@ -25,12 +25,13 @@ import random
 import shutil
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from perflab.analysis.claims import Claim, parse_claim
 from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS
-from perflab.analysis.verdicts import Judging, judge
+from perflab.analysis.drift_history import PREDICTION_COVERAGE, predict
+from perflab.analysis.verdicts import Judging, judge, judging_from_noise_floor
 from perflab.contract.cell import write_cell_json
 
 FULL_TRIALS = 10_000
@@ -66,6 +67,13 @@ class Case:
     # Rounds only group a ran past `rounds`, as when a look repeats one side's configuration
     # for another claim (verdicts.shared_rounds pairs the rounds both ran).
     one_sided_rounds: int = 0
+    # A drift between the two groups that is fixed within a run and changes from boot to
+    # boot (log SD), which no interval over one run's rounds can carry: each trial draws the
+    # claim's drift, and `history_runs` earlier runs' A/A series and this run's own (A/A
+    # copies of SD `sigma`, over `rounds` rounds, each run its own drift), from which
+    # perflab.analysis.drift_history predicts the margin the trial is judged with.
+    boot_drift_sd: float = 0.0
+    history_runs: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,13 @@ class Result:
     decided: int
     # The coverage the judging asked its intervals for (Judging.coverage).
     needed: float = DECIDING_COVERAGE
+    # Boot drift cases: trials whose margin covered the claim's drift, |drift| <= log(1 +
+    # margin), what a margin from the A/A history says it does 90% of the time.
+    drift_covered: int = 0
+
+    @property
+    def drift_coverage(self) -> float:
+        return self.drift_covered / self.trials if self.trials else math.nan
 
     @property
     def coverage(self) -> float:
@@ -98,15 +113,36 @@ class Result:
         and no wider than that (within SIZE_SLACK)."""
         return self.needed - 1e-9 <= self.label <= self.needed + SIZE_SLACK
 
+    @property
+    def decided_error(self) -> float:
+        """The Monte Carlo standard error of the share decided at the truth."""
+        p = self.decided / self.trials if self.trials else math.nan
+        return math.sqrt(max(p * (1 - p), 1e-6) / self.trials) if self.trials else math.nan
+
     def passes(self) -> bool:
+        if self.case.history_runs:
+            # A drift between boots moves every interval off the truth: what the margin must
+            # keep is the rate of decisions at the null, at most 1 - coverage (half each side),
+            # by covering the boot's drift as often as it says.
+            wrong = self.decided / self.trials
+            p = PREDICTION_COVERAGE
+            covers = self.drift_coverage >= p - 3 * math.sqrt(p * (1 - p) / self.trials)
+            rare = wrong <= 1 - self.needed + 3 * self.decided_error
+            return covers and rare and self.sized()
         covers = self.coverage >= self.label - 3 * max(self.coverage_error, 1e-3)
         return covers and self.sized()
 
     def line(self) -> str:
         how = "" if self.corrections else " (corrections removed)"
         state = "ok" if self.passes() else "FAILS"
+        drift = (
+            f"margin covered the boot's drift in {self.drift_coverage:.2%} of trials (90% stated); "
+            if self.case.history_runs
+            else ""
+        )
         return (
-            f"{self.case.name}{how}: coverage {self.coverage:.2%} +/- {self.coverage_error:.2%} "
+            f"{self.case.name}{how}: {drift}"
+            f"coverage {self.coverage:.2%} +/- {self.coverage_error:.2%} "
             f"(Monte Carlo SE) of {self.intervals} intervals labelled {self.label:.0%} "
             f"(decisions need {self.needed:.0%}); "
             f"decided at the truth {self.decided / self.trials:.2%} of {self.trials}: {state}"
@@ -170,12 +206,13 @@ def row(study: str, impl: str, config: int, repeat: int, metric: str, value: flo
     }
 
 
-def ratio_rows(case: Case, rng: random.Random) -> list[dict]:
+def ratio_rows(case: Case, rng: random.Random, bias: float = 0.0) -> list[dict]:
+    """`bias`: the boot's drift of group a over group b (log)."""
     rows = []
     for config in range(case.configurations):
         for repeat in range(1, case.rounds + case.one_sided_rounds + 1):
             shared = rng.gauss(0, case.round_sd) + case.drift * repeat
-            a = math.exp(math.log(1000 * case.truth) + shared + rng.gauss(0, case.sigma))
+            a = math.exp(math.log(1000 * case.truth) + bias + shared + rng.gauss(0, case.sigma))
             b = math.exp(math.log(1000) + shared + rng.gauss(0, case.sigma * case.sd_ratio))
             rows.append(row("simulated_ratio", "a", config, repeat, "rps", a))
             if repeat <= case.rounds:
@@ -224,6 +261,24 @@ def write_cells(rows: list[dict], run_dir: Path) -> None:
         (folder / "client.json").write_text(json.dumps({"metrics": report}))
 
 
+def history_margin(case: Case, rng: random.Random, between_boots: bool = True) -> float:
+    """The margin drift_history predicts from `history_runs` earlier runs and this one, each
+    run's A/A log ratios drawn around its own boot's drift (copy a over copy b: SD sigma
+    times the square root of 2); the run's own A/A far end where it cannot predict."""
+    from perflab.analysis.noise import metric_margin
+
+    def series() -> tuple[float, ...]:
+        drift = rng.gauss(0, case.boot_drift_sd)
+        return tuple(rng.gauss(drift, case.sigma * math.sqrt(2)) for _ in range(case.rounds))
+
+    runs = [(series(), f"run {j:03d}") for j in range(case.history_runs + 1)]
+    predicted = predict(runs, between_boots)
+    if predicted is not None:
+        return judging_from_noise_floor(predicted.margin).margin
+    own = runs[-1][0]
+    return judging_from_noise_floor(metric_margin([(math.exp(log), 1.0) for log in own])).margin
+
+
 def trial_frame(rows: list[dict], written: Path | None):  # -> pd.DataFrame
     """The trial's rows as the engine reads them: in memory, or (`written`: a scratch
     folder) written as a run folder and read back by the loader every run goes through."""
@@ -250,10 +305,20 @@ def simulate(
     rng = random.Random(f"{seed}-{case.name}")
     claim = ratio_claim(case) if case.kind == "ratio" else rate_claim(case)
     judging = Judging(margin=case.margin, source="simulation", floor=0.0, corrections=corrections)
-    covered = intervals = decided = 0
+    covered = intervals = decided = drift_covered = 0
     label = 1.0
     for _ in range(trials):
-        rows = ratio_rows(case, rng) if case.kind == "ratio" else rate_rows(case, rng)
+        if case.history_runs:
+            # Without the correction the runs are pooled as if boots drifted alike.
+            margin = history_margin(case, rng, between_boots=corrections)
+            judging = replace(judging, margin=margin)
+            bias = rng.gauss(0, case.boot_drift_sd)
+            drift_covered += abs(bias) <= math.log1p(margin)
+            rows = ratio_rows(case, rng, bias)
+        elif case.kind == "ratio":
+            rows = ratio_rows(case, rng)
+        else:
+            rows = rate_rows(case, rng)
         verdict = judge(claim, trial_frame(rows, written), judging=judging)
         decided += verdict.verdict in (HOLDS, FAILS)
         for pair in verdict.pairs:
@@ -262,7 +327,15 @@ def simulate(
             intervals += 1
             label = min(label, pair.interval.coverage)
             covered += pair.interval.low <= case.truth <= pair.interval.high
-    return Result(case, corrections, trials, covered, intervals, label, decided, judging.coverage)
+    needed = judging.coverage
+    return Result(
+        case, corrections, trials, covered, intervals, label, decided, needed, drift_covered
+    )
+
+
+def boots(sd: float, runs: int) -> dict[str, float]:
+    """A boot drift case's two fields."""
+    return {"boot_drift_sd": sd, "history_runs": runs}
 
 
 # The cases: the reference run's spread of a hello-server cell (about 5%), spreads ten times apart,
@@ -283,7 +356,15 @@ CASES = (
     ),
     Case("SD ratio 10, one side 5 rounds more (a look's)", sd_ratio=10, one_sided_rounds=5),
     Case("error rate 20%, independent calls", kind="error_rate", truth=0.2, rounds=9),
+    # The A/A history's margin (drift_history, never below the 10% floor) at about the
+    # history the reference VM has (10 earlier runs of 5 rounds, A/A copies about 0.1 a
+    # round), at the fewest runs it predicts from, and with a boot drift past the floor (the
+    # pooled drifts lay within 0.846-1.071, data/experiments/20261128-aa-drift-history;
+    # watch's CPU seconds varied between boots by about 13%).
     Case("error rate 20%, clustered (ICC 0.3)", kind="error_rate", truth=0.2, rounds=9, icc=0.3),
+    Case("boot drift SD 5%, A/A history of 10 runs", 1.0, 0.1, rounds=5, **boots(0.05, 10)),
+    Case("boot drift SD 10%, A/A history of 4 runs, 3 rounds", 1.0, 0.1, **boots(0.10, 4)),
+    Case("boot drift SD 15%, A/A history of 10 runs", 1.0, 0.1, rounds=5, **boots(0.15, 10)),
 )
 
 

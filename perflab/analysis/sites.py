@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.claim_ids import current_id
+from perflab.analysis.drift_history import MACHINE_FACTS, READINGS_HISTORY
 from perflab.analysis.verdicts import NOT_MEASURED, Verdict
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
 READINGS_DIR = "readings"
 BOOT_FALLBACK = "day"
-# Which host facts name a machine (manifest.json `hosts`).
-MACHINE_FACTS = ("cpu_model", "cpus", "kernel")
 
 
 class ReadingsError(ValueError):
@@ -100,6 +99,9 @@ class RunReadings:
     recovered_from: str = ""
     # Fix commit (perflab.analysis.fixes) -> whether the run's commit held it; None: unknown.
     fixes: dict[str, bool | None] = field(default_factory=dict)
+    # Its A/A cells' log ratios per kind and metric (perflab.analysis.drift_history.AaSeries
+    # as a dict): the history later runs of its machine take their margins from.
+    aa_series: tuple[dict[str, Any], ...] = ()
 
     def site(self) -> str:
         """The site's key: topology, every host's machine facts, and the boot."""
@@ -160,7 +162,7 @@ def read_run_readings(
     `fixes_held` says, from the run's commit, which measurement fixes it held (built by the
     caller from perflab.analysis.fixes, which reads these files and so sits above them)."""
     from perflab.analysis.adaptive import judge_run_looks
-    from perflab.analysis.noise import margins_by_look, noise_floor
+    from perflab.analysis.noise import margins_by_look, noise_floor, series_of
     from perflab.analysis.published import reference_claims
     from perflab.analysis.verdicts import Judging
 
@@ -168,7 +170,8 @@ def read_run_readings(
     manifest = run.manifest or {}
     commit = str(manifest.get("git_sha", ""))
     # As replication.replicate judges a run for its index, without the reference beside it.
-    by_study = noise_floor(run, claims).judging_by_study()
+    floor = noise_floor(run, claims)
+    by_study = floor.judging_by_study()
     ledger = run.ledger
     by_look = margins_by_look(run, claims, ledger.looks(), ledger.base_rounds) if ledger else {}
     verdicts = judge_run_looks(run, claims, Judging(), by_study, by_look)
@@ -189,6 +192,7 @@ def read_run_readings(
         not_measured={v.claim.id: v.reason for v in verdicts if v.verdict == NOT_MEASURED},
         recovered_from=recovered_from,
         fixes=fixes_held(commit) if fixes_held else {},
+        aa_series=tuple(asdict(s) for kind in floor.kinds for s in series_of(kind)),
     )
 
 
@@ -211,6 +215,7 @@ def load_readings(path: Path) -> RunReadings:
         )
         for key in ("verdicts", "not_measured"):
             data[key] = {current_id(claim): said for claim, said in data.get(key, {}).items()}
+        data["aa_series"] = tuple(data.get("aa_series", ()))
         return RunReadings(**data, readings=rows)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ReadingsError(f"{path}: not a readings file ({exc})") from exc
@@ -224,7 +229,7 @@ def readings_of(source: Path, reference_dir: Path, hooks: StudyHooks) -> RunRead
     if source.is_file():
         return load_readings(source)
     if (source / "manifest.json").is_file():
-        return read_run_readings(read(source, hooks), reference_dir)
+        return read_run_readings(read(source, hooks, READINGS_HISTORY), reference_dir)
     raise ReadingsError(f"{source}: neither a readings file nor a run folder with manifest.json")
 
 
