@@ -175,3 +175,19 @@ def test_a_monte_carlo_error_is_never_shown_as_zero():
     assert monte_carlo({"e": 0.007}, "e", 0) == " +/- 1%"
     assert monte_carlo({"e": 0.0}, "e", 0) == " +/- 0%"
     assert monte_carlo({}, "e") == ""
+
+
+def test_a_boot_drift_case_is_said_by_its_drift_cover_not_its_intervals():
+    boots = record("boot drift", True, 0.55, 0.90, 0.005)
+    boots["case"]["history_runs"] = 10
+    text = coverage_sentence(
+        suite(
+            record("equal spreads", True, 0.901, 0.90, 0.003),
+            {**boots, "passes": True, "drift_covered": 9380, "trials": 10_000},
+        )
+    )
+    # Its intervals sit off the truth by the boot's drift on purpose: not "the lowest".
+    assert "the lowest, \u201cequal spreads\u201d" in text
+    assert "covered a drift that changes from boot to boot in 93.8%-93.8% of trials" in text
+    without = coverage_sentence(suite(record("equal spreads", True, 0.901, 0.90, 0.003)))
+    assert "boot to boot" not in without
