@@ -112,13 +112,15 @@ def localhost_reference():
     """(run id, replication): the committed localhost reference run judged as its index
     judges it. Judged once a session: the README, the index's power column and the run's
     readings file are each checked against the same judgement."""
+    from perflab.analysis.drift_history import READINGS_HISTORY
     from perflab.analysis.replication import REFERENCE_RUNS_FILE, replicate
     from perflab.analysis.run import read
     from perflab.cli import claim_frame_hooks
 
     reference = REPO / "data" / "reference"
     run_id = yaml.safe_load((reference / REFERENCE_RUNS_FILE).read_text())["localhost"]
-    return run_id, replicate(read(REPO / "data" / run_id, claim_frame_hooks()), reference)
+    run = read(REPO / "data" / run_id, claim_frame_hooks(), READINGS_HISTORY)
+    return run_id, replicate(run, reference)
 
 
 @pytest.fixture(scope="session")
