@@ -12,19 +12,20 @@ The model (random effects, as a meta-analysis pools studies): run j's mean log r
 has the within-run variance v_j = s_j^2 / n_j of its n_j rounds, and its true drift
 delta_j varies from boot to boot as N(mu, tau^2). The runs of one machine and topology that
 measured the same A/A configuration (its timing knobs aside: `TIMING_KNOBS`) and metric
-estimate mu and tau, this run's own series among them, so a boot that drifts widens its own
-margin. tau^2 is taken at the upper end of its 90% Q-profile interval (Viechtbauer 2007),
-not at its point estimate, which is 0 whenever the runs agree within their noise: a few
-runs cannot show that the boots agree, only fail to show that they differ. The margin is
-the far end of this run's drift's 90% prediction interval:
+estimate mu and tau (DerSimonian-Laird), this run's own series among them, so a boot that
+drifts widens its own margin. The margin is the far end of this run's drift's 90% prediction
+interval (Higgins, Thompson and Spiegelhalter 2009):
 
-    |mu| + z(0.95) * sqrt(tau_U^2 + se(mu)^2)
+    |mu| + t(0.95, k - 2) * sqrt(tau^2 + se(mu)^2)
 
-with mu the weighted mean at tau_U. Fewer than `MIN_RUNS` runs with 2 or more rounds: no
-prediction, and the run's own far end stands. Earlier runs only (by start), so a run's
-verdicts do not move when later runs are added. Its coverage of a drift that changes from
-boot to boot is simulated through the verdict engine (perflab.analysis.simulation, the
-"boot drift" cases).
+with mu the weighted mean at tau and k the runs. Taking tau at the upper end of its 90%
+Q-profile interval instead, the cautious reading of few runs, gave margins no narrower than
+each run's own (ten runs of 5 rounds cannot show that boots differ by less than the noise of
+one run's mean), so the moment estimate is used and its coverage checked. Fewer than
+`MIN_RUNS` runs with 2 or more rounds: no prediction, and the run's own far end stands.
+Earlier runs only (by start), so a run's verdicts do not move when later runs are added.
+Its coverage of a drift that changes from boot to boot is simulated through the verdict
+engine (perflab.analysis.simulation, the "boot drift" cases).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from pathlib import Path
 
 # The machine's readings files (perflab.analysis.sites), whose `aa_series` are the history.
 READINGS_HISTORY = Path(__file__).resolve().parents[2] / "data" / "readings"
-# Runs (this one included) a prediction needs: with fewer, tau's upper end is so wide that
-# the run's own A/A far end is the better figure, and it stands.
+# Runs (this one included) a prediction needs: with fewer, tau rests on too few runs (and
+# t on k - 2 degrees of freedom is too wide) for the prediction to beat the run's own far end.
 MIN_RUNS = 5
 # The prediction interval's coverage, as the run's own A/A interval's (noise.NOISE_COVERAGE).
 PREDICTION_COVERAGE = 0.90

@@ -370,12 +370,15 @@ def noise_floor(
         if claim.kind != "error_rate":
             metrics.setdefault(claim.study, set()).add(claim.metric)
     kinds = []
+    # Where and when the run ran, as its history was matched (None: no history to match).
+    place = run.history_place()
     configurations = twins["cell_id"].str.replace(AA_ID, "", regex=True)
     for (study, cell_configuration), rows in twins.groupby(["study", configurations], sort=True):
         rows = rows.dropna(axis="columns", how="all")
         found = kind_floor(str(study), rows, metrics.get(str(study), set()))
         if found is not None:
-            found = with_history(found, run.drift_history, run.topology, run.start)
+            if place is not None:
+                found = with_history(found, run.drift_history, *place[1:])
             kinds.append(replace(found, cell_configuration=str(cell_configuration)))
     by_claim = {
         claim.id: claim_kinds(claim, [kind for kind in kinds if kind.study == claim.study])

@@ -108,10 +108,6 @@ class Run:
         return machine_of(hosts), self.measuring_topology, min(starts)
 
     @property
-    def start(self) -> str:
-        return str((self.manifest or {}).get("start", ""))
-
-    @property
     def studies(self) -> frozenset[str]:
         """The studies the run has complete cells of (their folders)."""
         return frozenset(cell.folder.parent.name for cell in self.cells)
