@@ -17,8 +17,10 @@ import pytest
 from perflab.analysis.adaptive import (
     Ledger,
     choose,
+    claim_configurations,
     judge_looks,
     judge_run_looks,
+    open_configurations,
     plan_look,
     settles_within,
     settling,
@@ -515,3 +517,66 @@ def test_the_margin_an_aa_kind_would_set_shrinks_with_its_rounds_to_its_drift():
     shrinking = [kind.margin_at("rps", n) for n in (5, 10, 20, 1000)]
     assert shrinking[0] > shrinking[1] > shrinking[2] == shrinking[3] == pytest.approx(0.1)
     assert kind.margin_at("rps", 1) is None and kind.margin_at("cpu", 5) is None
+
+
+def rows_at(impl: str, concurrency: int, values: list[float]) -> list[dict]:
+    return [
+        {**row, "concurrency": concurrency, "cell_id": f"{impl}-steady-c{concurrency}-r{n}"}
+        for n, row in enumerate(rows(impl, values), start=1)
+    ]
+
+
+def two_configurations(look_rounds: bool) -> pd.DataFrame:
+    """c2: a 1.5x b in each base round (apart enough to hold at 90% over 3 rounds, not at
+    the look's 96%); c10: open over its base rounds, 1.4x in the look's 5 rounds."""
+    b = [1000.0, 1000.0, 1000.0]
+    c2 = rows_at("a", 2, [1492, 1284, 1733]) + rows_at("b", 2, b)
+    c10_a, c10_b = [1300.0, 1000.0, 1600.0], list(b)
+    if look_rounds:
+        c10_a += [1350, 1450, 1400, 1380, 1420]
+        c10_b += [1000.0] * 5
+    frame = pd.DataFrame(c2 + rows_at("a", 10, c10_a) + rows_at("b", 10, c10_b))
+    return frame.astype({"concurrency": "Int64"})
+
+
+def test_a_configuration_that_held_keeps_its_verdict_and_the_look_goes_to_the_rest():
+    schedule = looks(QUICK, 0.90)
+    (base,) = judge_looks(two_configurations(False), [ON_THRESHOLD], schedule[:1], {"hello": 3})
+    by_key = {str(pair.key["concurrency"]): pair for pair in base.pairs}
+    assert base.verdict == INCONCLUSIVE
+    assert (by_key["2"].verdict, by_key["10"].verdict) == (HOLDS, INCONCLUSIVE)
+    # Judged again at the look's 96% on the same 3 rounds, c2 would lose its decision ...
+    (strict,) = judge_looks(
+        two_configurations(False),
+        [ON_THRESHOLD],
+        [replace(schedule[0], coverage=0.96)],
+        {"hello": 3},
+    )
+    assert {str(p.key["concurrency"]): p.verdict for p in strict.pairs}["2"] != HOLDS
+    # ... so the look's rounds go to c10's two configurations only,
+    assert open_configurations(base) == {("hello", "a-steady-c10"), ("hello", "b-steady-c10")}
+    assert len(claim_configurations(base)) == 4
+    # and at the look c10 holds on 8 rounds while c2 keeps the verdict its 3 rounds gave.
+    (later,) = judge_looks(two_configurations(True), [ON_THRESHOLD], schedule, {"hello": 3})
+    held = {str(pair.key["concurrency"]): pair for pair in later.pairs}
+    assert (later.verdict, later.look) == (HOLDS, 1)
+    assert held["2"] == by_key["2"] and held["2"].interval.coverage == 0.90
+    opened = held["10"]
+    assert (opened.verdict, opened.n_numerator, opened.interval.coverage) == (HOLDS, 8, 0.96)
+
+
+def test_a_configuration_that_did_not_hold_is_judged_again_at_the_look():
+    """Only a held configuration is kept: one that failed (not strongly enough to refute
+    the claim alone) or stayed open gets the look's rounds and its verdict."""
+    frame = two_configurations(True)
+    frame.loc[(frame["concurrency"] == 2) & (frame["implementation"] == "a"), "value"] = [
+        700.0,
+        650.0,
+        720.0,
+    ]
+    schedule = looks(QUICK, 0.90)
+    (base,) = judge_looks(frame, [ON_THRESHOLD], schedule[:1], {"hello": 3})
+    assert {str(p.key["concurrency"]): p.verdict for p in base.pairs}["2"] == FAILS
+    assert len(open_configurations(base)) == 4
+    (later,) = judge_looks(frame, [ON_THRESHOLD], schedule, {"hello": 3})
+    assert later.verdict != HOLDS

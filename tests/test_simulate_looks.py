@@ -25,8 +25,19 @@ def case_of(truth_above_threshold: bool, claim_in_look: bool) -> LookCase:
     return next(
         c
         for c in LOOK_CASES
-        if (c.truth > 1.0) == truth_above_threshold and c.claim_in_look == claim_in_look
+        if (c.truth > 1.0) == truth_above_threshold
+        and c.claim_in_look == claim_in_look
+        and c.held_truth is None
     )
+
+
+def test_a_configuration_that_held_leaves_the_claim_within_the_stated_family_error():
+    """A claim whose other configuration held over the base rounds (and keeps that verdict
+    at the look) rests on the open one: on its threshold, decided within the family error."""
+    case = next(c for c in LOOK_CASES if c.held_truth is not None)
+    assert case.truth == 1.0 and case.held_truth >= 2.0
+    result = simulate_looks(case, TRIALS, aa_in_looks=True)
+    assert result.keeps_family_error(), result.line()
 
 
 @pytest.mark.parametrize("claim_in_look", [True, False], ids=["new cells", "same cells"])
@@ -64,6 +75,7 @@ def committed_looks(claim_in_look: bool) -> tuple[dict, dict, dict, str]:
         (r["case"]["truth"], r["aa_in_looks"]): r
         for r in looks["results"]
         if r["case"].get("claim_in_look", True) == claim_in_look
+        and r["case"].get("held_truth") is None
     }
     own = by[(1.25, True)]
     trials = f"{own.get('trials', looks['trials']):,}".replace(",", " ")

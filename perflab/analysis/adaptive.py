@@ -12,8 +12,15 @@ margin went from 123% at 3 A/A rounds to 20% at 8 while the claims it judged kep
 look's verdict). The same cells with no new margin are not judged again: a stricter coverage
 can only widen their interval. A run without a ledger has one look, the base one.
 
-The plan of a look gives the open claims more rounds of the cells they rest on (every
-configuration of the claim: at a stricter coverage each needs the rounds), first those the
+A claim of several configurations holds where each holds (an intersection-union test), so
+a configuration that held at a look keeps that verdict at the later ones
+(`with_held_configurations`), as a claim of one configuration keeps its own; the rest are
+judged again. On the 20261128T071013Z-quick reference the look gave 23 claims rounds for
+every configuration, 3 of them (hello's seed-method ones) where 3 of their 4 concurrencies
+had held already: 6 configurations a claim for the 2 still open.
+
+The plan of a look gives the open claims more rounds of the cells they rest on (the
+configurations still open, `open_configurations`), first those the
 look's rounds can decide at the effect and spread measured (perflab.analysis.power
 .rounds_to_decide), then the rest, cheapest first within each, until the minutes left run
 out. On data/20261126-reference 41 of the 48 undecided ratio readings had a measured effect
@@ -39,7 +46,9 @@ from perflab.analysis.verdicts import (
     HOLDS,
     INCONCLUSIVE,
     Judging,
+    PairResult,
     Verdict,
+    combine,
     judge,
     margin_for,
 )
@@ -106,10 +115,32 @@ def judge_looks(
             base = judging_of(claim, margins, judging)
             rows = study_rows.get(claim.study, no_rows)
             verdict = judge(claim, rows, topology, replace(base, coverage=look.coverage))
+            if earlier is not None:
+                verdict = with_held_configurations(claim, verdict, earlier)
             verdict = replace(verdict, look=look.index, rounds=rounds_of(verdict))
             if earlier is None or keeps_later(earlier, verdict):
                 settled[claim.id] = verdict
     return [settled[claim.id] for claim in claims]
+
+
+def pair_key(pair: PairResult) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in pair.key.items()))
+
+
+def with_held_configurations(claim: Claim, later: Verdict, earlier: Verdict) -> Verdict:
+    """A ratio claim's configurations that held at an earlier look keep that verdict at a
+    later one; the rest are the later look's. A claim holds where every configuration holds
+    (an intersection-union test: each configuration's own error bounds the claim's), and
+    each configuration's error over the looks is the family error of one configuration, so
+    one that held is settled as a claim of one configuration would be: judged again at a
+    stricter coverage it could only lose the decision its rounds had already made, and the
+    look's rounds go to the configurations still open (`open_configurations`)."""
+    held = {pair_key(p): p for p in earlier.pairs if p.verdict == HOLDS}
+    if claim.kind != "ratio" or not held or not later.pairs:
+        return later
+    pairs = [held.get(pair_key(pair), pair) for pair in later.pairs]
+    verdict, reason, deciding = combine(claim, pairs, later.judging)
+    return replace(later, verdict=verdict, reason=reason, deciding=deciding, pairs=tuple(pairs))
 
 
 def keeps_later(earlier: Verdict, later: Verdict) -> bool:
@@ -205,6 +236,18 @@ def claim_configurations(verdict: Verdict) -> set[Configuration]:
     return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
 
 
+def open_configurations(verdict: Verdict) -> set[Configuration]:
+    """The configurations a look's rounds go to for a claim: those of its configurations
+    that have not held (one that held keeps its verdict, `with_held_configurations`); every
+    one of an error rate, whose configurations are judged together."""
+    if verdict.claim.kind != "ratio":
+        return claim_configurations(verdict)
+    pairs = [pair for pair in verdict.pairs if pair.verdict != HOLDS] or list(verdict.pairs)
+    return {
+        (verdict.claim.study, configuration_of(cell)) for pair in pairs for cell in pair.cell_ids
+    }
+
+
 def settles_within(
     verdict: Verdict,
     rounds: int,
@@ -287,7 +330,7 @@ def choose(
     cost: dict[Configuration, float],
     budget_s: float,
     settles: Callable[[Verdict], bool] | None = None,
-    needs: Callable[[Verdict], set[Configuration]] = claim_configurations,
+    needs: Callable[[Verdict], set[Configuration]] = open_configurations,
 ) -> tuple[list[Verdict], set[Configuration]]:
     """The open claims that get more rounds, those `settles` says the look decides first,
     cheapest first within each (`cost`: the seconds a configuration's missing rounds take;
@@ -421,7 +464,7 @@ def look_cells(
     aa_of = aa_of or {}
 
     def needs(verdict: Verdict) -> set[Configuration]:
-        own = claim_configurations(verdict)
+        own = open_configurations(verdict)
         return own | {key for key in aa_of.get(verdict.claim.id, set()) if key in latest}
 
     missing = {

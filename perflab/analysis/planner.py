@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.analysis.adaptive import MarginAt, margin_by_rounds
+from perflab.analysis.adaptive import MarginAt, margin_by_rounds, open_configurations
 from perflab.analysis.decisions import DECIDING_COVERAGE
 from perflab.analysis.design_power import DesignPower, design_power
 from perflab.analysis.estimate import ReferenceTimes, price
@@ -107,10 +107,14 @@ class StudyPlan:
 
 
 def one_round_seconds(verdict: Verdict, run_dir: Path, times: ReferenceTimes) -> dict[str, float]:
-    """Each configuration of a claim's cells: what one more round of it costs, in seconds
-    (its price from the run's own cell times, plus the run's median gap between cells)."""
+    """Each configuration of a claim's cells that a look would repeat (those of its
+    configurations still open, adaptive.open_configurations): what one more round of it
+    costs, in seconds (its price from the run's own cell times, plus the run's median gap
+    between cells)."""
     seconds: dict[str, float] = {}
-    for cell_id in verdict.cell_ids:
+    still_open = {configuration for _, configuration in open_configurations(verdict)}
+    cells = [cell for cell in verdict.cell_ids if configuration_of(cell) in still_open]
+    for cell_id in cells:
         configuration = configuration_of(cell_id)
         if configuration in seconds:
             continue

@@ -12,7 +12,10 @@ report does. Two things are checked:
   the family error the index states (the base look's error plus each later look's);
 - above it, the A/A rounds a look adds narrow the look's margin, so a claim whose effect
   the base rounds' margin hides is decided more often than it is with the base margin kept
-  for every look (what the looks did before they repeated the A/A copies, issue 26).
+  for every look (what the looks did before they repeated the A/A copies, issue 26);
+- a claim with a second configuration that held over the base rounds (and keeps that
+  verdict at the look, perflab.analysis.adaptive.with_held_configurations) is decided, with
+  its other configuration on the threshold, no more often than the family error either.
 
 Each case runs twice over: the claim given the look's rounds, and the claim left on its
 base cells while the look gives rounds to a sibling claim and to the A/A copies they share.
@@ -60,6 +63,10 @@ class LookCase:
     # False: the look gives the claim's cells no rounds, only the A/A copies (a sibling
     # claim of its study was chosen), so the look judges the same cells again.
     claim_in_look: bool = True
+    # A second configuration of the claim (concurrency 2) at this truth; None: one only.
+    # One that held over the base rounds keeps that verdict at the look
+    # (perflab.analysis.adaptive.with_held_configurations).
+    held_truth: float | None = None
 
 
 @dataclass(frozen=True)
@@ -121,16 +128,18 @@ def looks_claim() -> Claim:
     return greater_claim("simulated-look", STUDY, 1.0)
 
 
-def look_row(impl: str, repeat: int, value: float, copy: str | None = None) -> dict:
+def look_row(
+    impl: str, repeat: int, value: float, copy: str | None = None, concurrency: int = 10
+) -> dict:
     prefix = f"aa-{copy}-" if copy else ""
     return {
         "study": STUDY,
         "scenario": "steady",
         "implementation": impl,
         "client": "ghz",
-        "concurrency": 10,
+        "concurrency": concurrency,
         "repeat": repeat,
-        "cell_id": f"{prefix}{impl}-c10-r{repeat}",
+        "cell_id": f"{prefix}{impl}-c{concurrency}-r{repeat}",
         "status": "ok",
         "metric": "rps",
         "value": value,
@@ -148,6 +157,12 @@ def trial_rows(case: LookCase, rng: random.Random) -> tuple[list[dict], list[dic
         b = 1000 * math.exp(rng.gauss(0, case.sigma))
         if case.claim_in_look or repeat <= case.base_rounds:
             claim_rows += [look_row("a", repeat, a), look_row("b", repeat, b)]
+        if case.held_truth is not None:
+            # Its look rounds are used only where it was still open after the base rounds,
+            # as the look's plan gives them only then (adaptive.open_configurations).
+            a2 = 1000 * case.held_truth * math.exp(rng.gauss(0, case.sigma))
+            b2 = 1000 * math.exp(rng.gauss(0, case.sigma))
+            claim_rows += [look_row("a", repeat, a2, None, 2), look_row("b", repeat, b2, None, 2)]
         for copy in ("a", "b"):
             aa_rows.append(
                 look_row("b", repeat, 1000 * math.exp(rng.gauss(0, case.aa_sigma)), copy)
@@ -220,6 +235,15 @@ LOOK_CASES = (
     LookCase(
         "quick's look, same cells, 1.25x with a 20% base margin", truth=1.25, claim_in_look=False
     ),
+    # Two configurations, one far past the threshold (it holds over the base rounds and
+    # keeps that verdict), one on it: the claim's error rests on the open one alone.
+    LookCase(
+        "quick's look, on the threshold beside a configuration that held",
+        truth=1.0,
+        sigma=0.5,
+        aa_sigma=0.05,
+        held_truth=5.0,
+    ),
 )
 
 
@@ -255,6 +279,7 @@ def records(results: list[LookResult], earlier: dict | None = None) -> dict:
                 "aa_sigma": r.case.aa_sigma,
                 "base_rounds": r.case.base_rounds,
                 "claim_in_look": r.case.claim_in_look,
+                "held_truth": r.case.held_truth,
                 "adaptive": asdict(r.case.adaptive),
             },
             "aa_in_looks": r.aa_in_looks,
