@@ -108,6 +108,28 @@ def test_cells_that_share_a_server_are_gathered_at_the_first_of_them():
     assert sum(1 for i in range(1, len(keys)) if keys[i] != keys[i - 1]) + 1 > len(set(keys))
 
 
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_large_payloads_run_one_after_another_where_the_first_of_them_fell(profile):
+    """The throughput study's 10 GiB cells (gather_bytes) form one block per round, in their
+    shuffled order, where the first of them fell; every other cell keeps its shuffled place."""
+    cells = study_cells("throughput", profile, gather_bytes=4 << 30)
+    plain = study_cells("throughput", profile, gather_bytes=0)
+    assert not any(c.gather for c in plain)
+    for repeat in sorted({c.repeat for c in cells}):
+        mine = [c for c in cells if c.repeat == repeat]
+        shuffled = [c for c in plain if c.repeat == repeat]
+        large = [i for i, c in enumerate(mine) if c.params.get("payload_bytes", 0) >= 4 << 30]
+        if not large:
+            continue
+        assert all(mine[i].gather == "large_payload" for i in large)
+        assert large == list(range(large[0], large[0] + len(large)))  # one block
+        in_shuffle = [c.cell_id for c in shuffled if c.params.get("payload_bytes", 0) >= 4 << 30]
+        assert [mine[i].cell_id for i in large] == in_shuffle
+        assert shuffled[large[0]].cell_id == in_shuffle[0]  # where the first of them fell
+        rest = [c.cell_id for c in mine if c.params.get("payload_bytes", 0) < 4 << 30]
+        assert rest == [c.cell_id for c in shuffled if c.params.get("payload_bytes", 0) < 4 << 30]
+
+
 def test_an_aa_copy_b_never_starts_its_blocks_server():
     from perflab.contract.rounds import gathered
 

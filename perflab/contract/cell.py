@@ -105,6 +105,11 @@ class CellSpec:
     # instead of starting its own: the round's order gathers such cells, and the runner keeps
     # the server between them. False, as every cell recorded before this field ran: its own.
     reuse_server: bool = False
+    # Cells of one round with the same non-empty `gather` run one after another, their
+    # block where the first of them fell in the shuffle (perflab.contract.rounds): the
+    # throughput study's 10 GiB servers, each filling its payload in memory the one before
+    # it just freed. "": where the shuffle puts it, as every cell recorded before this field.
+    gather: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -11,7 +11,10 @@ records the seed and ROUND_RULE, so anyone can recompute the order.
 Cells that may share a server (CellSpec.reuse_server, the same server_key) are then
 gathered where the first of them fell, in their shuffled order: one server per
 implementation and round, started once, while which server runs first still changes from
-round to round. Nothing moves in a study whose cells do not share.
+round to round. So are cells that name the same `gather` (the throughput study's 10 GiB
+cells: a server that fills its payload in memory the one before it freed a moment ago is
+ready in 6.5 s instead of 22 s, data/experiments/20261128-large-payload-gather). Nothing
+moves in a study whose cells neither share nor gather.
 
 A cell's `phase` orders it inside its round before the shuffle: a cell that another cell of
 the same round needs first (e.g. a probe that sets a step's offered rate) takes a lower
@@ -40,8 +43,8 @@ ROUND_RULE = (
     "inside a phase the cells sorted by cell id, then shuffled by Python's "
     "random.Random(f'{seed}:{repeat}:{phase}').shuffle, seed = the study's entry in "
     "`round_seeds` (sha256 of '<run_id>/<study>', first 16 hex digits); then the cells that "
-    "share a server (reuse_server, the same server_key) gathered at the first of them, in "
-    "their shuffled order"
+    "share a server (reuse_server, the same server_key), and those that name the same "
+    "`gather`, gathered at the first of them, in their shuffled order"
 )
 
 
@@ -64,13 +67,19 @@ def round_order(cells: list[CellSpec], seed: str) -> list[CellSpec]:
     return ordered
 
 
+def block_key(cell: CellSpec, index: int) -> str:
+    """Which block of its round a cell runs in: its server's, its `gather`'s, or its own."""
+    if cell.shares_server():
+        return cell.server_key()
+    return f"gather:{cell.gather}" if cell.gather else f"own:{index}"
+
+
 def gathered(cells: list[CellSpec]) -> list[CellSpec]:
-    """The cells in their order, but those that share a server moved up to the first of
-    them (a cell that does not share stays a block of its own)."""
+    """The cells in their order, but those that share a server, or name the same `gather`,
+    moved up to the first of them (any other cell stays a block of its own)."""
     blocks: dict[str, list[CellSpec]] = {}
     for index, cell in enumerate(cells):
-        key = cell.server_key() if cell.shares_server() else f"own:{index}"
-        blocks.setdefault(key, []).append(cell)
+        blocks.setdefault(block_key(cell, index), []).append(cell)
     for block in blocks.values():
         # An A/A copy b first in its block would start the server: then both copies are
         # fresh, and the pair no longer measures reused against fresh. The first cell that

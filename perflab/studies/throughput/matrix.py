@@ -48,6 +48,8 @@ SECURITIES = ("none", "tls", "mtls")
 FLOORS = {"iperf3": "floor_tcp", "openssl": "floor_cipher"}
 # Seconds allowed per GiB for the server to allocate and fill its payload before READY.
 READY_S_PER_GIB = 10.0
+# The `gather` of the cells whose payload is at least gather_bytes (perflab.contract.rounds).
+LARGE_PAYLOADS = "large_payload"
 # The client's own deadline is the matrix timeout; the runner waits this much longer, so
 # the client's clear error (not the runner's kill) is what a stuck call leaves behind.
 RUNNER_GRACE_S = 30.0
@@ -147,6 +149,9 @@ class Matrix:
     measured_bytes: int = knob(
         Int(minimum=0), "bytes a cell's timed calls stream at least, in whole payloads", 0
     )
+    gather_bytes: int = knob(
+        Int(minimum=0), "payloads this large run one after another in a round; 0: none", 0
+    )
     timeout_s: float = knob(Number(), "the client's deadline")
     repeats: int = knob(Int(), "cells per configuration")
     floor: dict[str, Any] = knob(Floor(), "iperf3 / openssl floor cells; empty: none", {})
@@ -216,6 +221,7 @@ def grpc_cell(
             },
             timeout_s=matrix.timeout_s + RUNNER_GRACE_S,
         ),
+        gather=LARGE_PAYLOADS if 0 < matrix.gather_bytes <= size else "",
     )
 
 
