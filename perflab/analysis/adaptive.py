@@ -32,7 +32,7 @@ gets none, and a cell that no open claim rests on runs no more.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -135,8 +135,10 @@ def with_held_configurations(claim: Claim, later: Verdict, earlier: Verdict) -> 
     one that held is settled as a claim of one configuration would be: judged again at a
     stricter coverage it could only lose the decision its rounds had already made, and the
     look's rounds go to the configurations still open (`open_configurations`)."""
+    if claim.kind != "ratio" or not later.pairs:
+        return later
     held = {pair_key(p): p for p in earlier.pairs if p.verdict == HOLDS}
-    if claim.kind != "ratio" or not held or not later.pairs:
+    if not held:
         return later
     pairs = [held.get(pair_key(pair), pair) for pair in later.pairs]
     verdict, reason, deciding = combine(claim, pairs, later.judging)
@@ -232,8 +234,12 @@ def latest_rounds(records: list[dict[str, Any]]) -> dict[Configuration, Latest]:
     return latest
 
 
+def configurations_of(study: str, cell_ids: Iterable[str]) -> set[Configuration]:
+    return {(study, configuration_of(cell)) for cell in cell_ids}
+
+
 def claim_configurations(verdict: Verdict) -> set[Configuration]:
-    return {(verdict.claim.study, configuration_of(cell)) for cell in verdict.cell_ids}
+    return configurations_of(verdict.claim.study, verdict.cell_ids)
 
 
 def open_configurations(verdict: Verdict) -> set[Configuration]:
@@ -243,9 +249,7 @@ def open_configurations(verdict: Verdict) -> set[Configuration]:
     if verdict.claim.kind != "ratio":
         return claim_configurations(verdict)
     pairs = [pair for pair in verdict.pairs if pair.verdict != HOLDS] or list(verdict.pairs)
-    return {
-        (verdict.claim.study, configuration_of(cell)) for pair in pairs for cell in pair.cell_ids
-    }
+    return configurations_of(verdict.claim.study, (cell for p in pairs for cell in p.cell_ids))
 
 
 def settles_within(
