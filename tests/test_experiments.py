@@ -255,3 +255,50 @@ def test_the_look_calibration_table_recomputes_from_its_claims():
     passed = [row for row in rows if row[1] == "settles"]
     assert all(float(row[6]) < 80 for row in passed)
     assert float(rows[0][4]) > 5 * float(rows[1][4])
+
+
+THROUGHPUT_ROUNDS = REPO / "data" / "experiments" / "20261128-throughput-rounds"
+
+
+def throughput_rounds_judge():
+    """The experiment's judge.py, imported from its folder."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judge", THROUGHPUT_ROUNDS / "judge.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_throughput_rounds_verdicts_recompute_from_the_run():
+    committed = json.loads((THROUGHPUT_ROUNDS / "verdicts.json").read_text())
+    assert throughput_rounds_judge().every_arm() == committed
+
+
+def test_the_throughput_rounds_table_is_its_verdicts():
+    committed = json.loads((THROUGHPUT_ROUNDS / "verdicts.json").read_text())
+    readme = (THROUGHPUT_ROUNDS / "README.md").read_text()
+    arms = list(committed)
+    assert f"| claim | {' | '.join(arms)} |" in readme
+    for index, reading in enumerate(committed[arms[0]]):
+        cells = [
+            "{verdict}, {effect:.3f}x [{low:.3f}, {high:.3f}]".format(**committed[arm][index])
+            for arm in arms
+        ]
+        assert f"| {reading['claim']} | {' | '.join(cells)} |" in readme
+    decided = {
+        arm: sum(r["verdict"] in ("holds", "does not hold") for r in readings)
+        for arm, readings in committed.items()
+    }
+    # What the README concludes: 1 decided on 3 rounds, 4 on five rounds of the 1 GiB cells,
+    # and nothing more for the once sizes' rounds 4-5.
+    assert re.search(r"1 of the 16 readings on 3 rounds, 4 on 5 rounds", readme)
+    assert list(decided.values()) == [1, 4, 4]
+    assert len(committed[arms[0]]) == 16
+
+
+def test_quicks_throughput_rounds_are_the_arm_the_experiment_kept():
+    quick = yaml.safe_load((GROUP_VARS / "throughput.yml").read_text())[
+        "perflab_profiles_throughput"
+    ]["quick"]
+    assert (quick["repeats"], quick["once"]["repeats"]) == (5, 3)
