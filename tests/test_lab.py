@@ -31,6 +31,15 @@ def get(url: str, token: str) -> dict:
         return json.load(response)
 
 
+def command_line(process: psutil.Process) -> list[str]:
+    """Its argv; [] for a child that exited between being listed and read (make's shells
+    end while the lab starts: a zombie or a vanished PID is not the lab)."""
+    try:
+        return process.cmdline()
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return []
+
+
 def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
     port = free_port("127.0.0.1")
     token = secrets.token_hex(16)
@@ -58,7 +67,7 @@ def test_make_lab_serves_the_notebooks_with_the_run(tmp_path: Path) -> None:
         [lab] = [
             child
             for child in psutil.Process(make.pid).children(recursive=True)
-            if "jupyter" in " ".join(child.cmdline())
+            if "jupyter" in " ".join(command_line(child))
         ]
         handed = lab.environ()
         assert handed["PERFLAB_RUN_DIR"] == str(REPO / RUN)
