@@ -9,7 +9,6 @@ this file.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 import tempfile
@@ -17,6 +16,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
+sys.path.insert(0, str(REPO))
+
+from perflab.analysis.judged import judge  # noqa: E402
+from perflab.cli import claim_frame_hooks  # noqa: E402
+from perflab.contract.adaptive import round_of  # noqa: E402
+
 RUN = HERE / "20261128T1420Z-quick"
 # The sizes quick runs per implementation with its own client only (its `once` sizes).
 ONCE_SIZES = ("536870912", "10737418240")
@@ -39,16 +44,13 @@ def arm_copy(keep, into: Path) -> Path:
     copy = into / RUN.name
     shutil.copytree(RUN, copy)
     for cell in (copy / "throughput").iterdir():
-        found = re.search(r"-r(\d+)$", cell.name)
-        if found and not keep(cell.name, int(found.group(1))):
+        round_ = round_of(cell.name)
+        if round_ is not None and not keep(cell.name, round_):
             shutil.rmtree(cell)
     return copy
 
 
 def judged(run_dir: Path) -> list[dict]:
-    from perflab.analysis.judged import judge
-    from perflab.cli import claim_frame_hooks
-
     verdicts = judge(run_dir, REPO / "data" / "reference", claim_frame_hooks()).replication.verdicts
     return [
         {
@@ -60,7 +62,7 @@ def judged(run_dir: Path) -> list[dict]:
             "margin": round(v.judging.margin, 4),
         }
         for v in verdicts
-        if v.claim.id.startswith("throughput-") and v.effect is not None
+        if v.claim.study == "throughput" and v.effect is not None
     ]
 
 
@@ -73,5 +75,4 @@ def every_arm() -> dict[str, list[dict]]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
     (HERE / "verdicts.json").write_text(json.dumps(every_arm(), indent=1) + "\n")
