@@ -149,6 +149,23 @@ def test_cells_the_reference_lacks_are_priced_by_analogy_and_counted(own_cells, 
     assert "newstudy guessed at 5 s a cell" in sentence
 
 
+def test_an_aa_copy_the_reference_lacks_is_priced_as_its_configurations_cells(reference):
+    # pyclients' stream A/A pairs were new after the reference: a copy of the 100 000-number
+    # stream costs what that stream's own cells took (about 8 s), not the study's median
+    # cell (about 1 s).
+    spec = {"study": "pyclients", "implementation": "cpp_numbers", "load": {"kind": "client"}}
+    configuration = "grpc_aio-asyncio-stream_100000-steady-r1"
+    own = price({**spec, "cell_id": configuration}, reference)
+    copy_a = price({**spec, "cell_id": f"aa-a-{configuration}"}, reference)
+    assert own.how == copy_a.how == "configuration"
+    assert copy_a.seconds == own.seconds
+    median = statistics.median(reference.by_study["pyclients"])
+    assert copy_a.seconds > 3 * median
+    # A configuration the reference never ran, copied, is still priced by analogy.
+    unknown = price({**spec, "cell_id": "aa-b-grpc_aio-asyncio-stream_7-steady-r1"}, reference)
+    assert unknown.how == "analogy"
+
+
 def profile_estimate(profile: str) -> str:
     """The estimate run_start.yml prints for a profile: every study's cells as `perflab
     matrix` expands them, and the profile's cap of adaptive minutes."""

@@ -465,6 +465,118 @@ def test_a_claim_of_a_kind_without_aa_cells_is_judged_at_the_stated_floor():
     assert claim_kinds(claims["seed"], [steady]) == (steady,)
 
 
+def pyclients_claim(claim_id: str) -> Claim:
+    claims = read_claims(REPO / "data" / "reference" / "claims.yml")
+    return next(c for c in claims if c.id == claim_id)
+
+
+@pytest.mark.parametrize("measured", [False, True])
+def test_a_claim_whose_kind_did_not_measure_its_metric_takes_the_floor_not_another_metrics(
+    measured,
+):
+    """Issue 26: a metric's margin comes from its own A/A interval or a stated floor. The
+    request-reply A/A cells measure no numbers per second: their context switches' 67% once
+    judged the 100 000-number streams' rate."""
+    claim = pyclients_claim("pyclients-grpcio-30pct-faster-stream-100000-summary")
+    assert claim.metric == "numbers_per_s"
+    per_metric = {"client_ctx_switches_involuntary": 0.67}
+    if measured:
+        per_metric["numbers_per_s"] = 0.3
+    kinds = [
+        KindFloor(
+            "pyclients",
+            client,
+            "x",
+            tuple(per_metric),
+            3,
+            0.67,
+            "client_ctx_switches_involuntary",
+            per_metric,
+            {"client": client, "scenario": "stream_100000", "method": "steady"},
+        )
+        for client in ("grpc_aio", "betterproto_grpclib")
+    ]
+    noise = NoiseFloor(
+        tuple(kinds), {claim.id: claim_kinds(claim, kinds)}, {claim.id: claim.aa_metric}
+    )
+    judging = judging_of(claim, noise.judging_by_study(), Judging())
+    if measured:
+        assert judging.margin == pytest.approx(0.3)
+    else:
+        assert judging.margin == MIN_MARGIN
+        assert "did not measure numbers_per_s" in judging.source
+
+
+@pytest.mark.parametrize("stands_in", [True, False])
+def test_a_derived_metric_is_judged_with_the_aa_drift_of_the_metric_named_for_it(stands_in):
+    """TLS over no-TLS throughput: no A/A pair runs TLS, so `noise_metric: throughput` names
+    the drift each side of its ratio carries; without it the claim would read the floor."""
+    claim = pyclients_claim("throughput-tls-costs-cpp-more-than-go")
+    assert (claim.metric, claim.noise_metric) == ("tls_over_none", "throughput")
+    if not stands_in:
+        claim = replace(claim, noise_metric="")
+    kinds = [
+        KindFloor(
+            "throughput",
+            impl,
+            "x",
+            ("throughput",),
+            3,
+            drift,
+            "throughput",
+            {"throughput": drift},
+            {"implementation": impl, "client": impl},
+        )
+        for impl, drift in (("cpp", 0.45), ("go", 0.25), ("python", 0.6))
+    ]
+    mine = claim_kinds(claim, kinds)
+    assert sorted(kind.study + "/" + kind.client for kind in mine) == [
+        "throughput/cpp",
+        "throughput/go",
+    ]
+    noise = NoiseFloor(tuple(kinds), {claim.id: mine}, {claim.id: claim.aa_metric})
+    judging = judging_of(claim, noise.judging_by_study(), Judging())
+    # The wider of its own two pairs' (C++ and Go), never Python's 60%.
+    assert judging.margin == pytest.approx(0.45 if stands_in else MIN_MARGIN)
+
+
+def test_every_pyclients_claim_finds_aa_cells_of_its_own_client_method_and_scenario():
+    """Quick's A/A pairs cover each (client, method, scenario) a pyclients claim fixes: none
+    is judged with another scenario's noise, and none falls to the floor for want of one."""
+    twins = [c for c in study_cells("pyclients", "quick") if AA_PARAM in c.params]
+    kinds = {
+        (c.client, c.params["method"], c.scenario): KindFloor(
+            "pyclients",
+            c.client,
+            "x",
+            ("m",),
+            3,
+            0.1,
+            "m",
+            {"m": 0.1},
+            {
+                "client": c.client,
+                "scenario": c.scenario,
+                "method": c.params["method"],
+                "loop": c.params["loop"],
+            },
+        )
+        for c in twins
+    }
+    claims = [
+        c
+        for c in read_claims(REPO / "data" / "reference" / "claims.yml")
+        if c.study == "pyclients" and c.kind == "ratio"
+    ]
+    assert claims
+    for claim in claims:
+        mine = claim_kinds(claim, list(kinds.values()))
+        assert mine, claim.id
+        scenarios = {side.scenario for side in (claim.numerator, claim.denominator)}
+        if None not in scenarios:
+            assert {kind.coordinates["scenario"] for kind in mine} == scenarios, claim.id
+
+
 @pytest.mark.parametrize(
     ("study", "column", "values"),
     [

@@ -50,6 +50,7 @@ TEXT_KEYS = (
     "conclusion",
     "needs",
     "scaled",
+    "noise_metric",
 )
 OPTIONAL_KEYS = {
     "bound",
@@ -257,6 +258,10 @@ class Claim:
     topology: str = "localhost"
     note: str = ""
     metric_note: str = ""
+    # The metric whose A/A drift stands for this claim's, where its own metric is derived
+    # from cells no A/A pair runs (TLS over no-TLS throughput: the A/A cells run no TLS, so
+    # their throughput's drift is the noise each side of the ratio carries). "": its metric.
+    noise_metric: str = ""
     # The values the seed measured, per parameter (e.g. concurrency: [2, 10, 25, 50]), so a
     # verdict can say which of them the run's cells cover. Optional: {} says nothing.
     seed_configurations: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -286,6 +291,11 @@ class Claim:
     # reference tables (perflab.analysis.published.with_seed_configurations): a configuration
     # whose figure sits inside the run's noise is expected to be at its threshold.
     seed_figures: dict[tuple[str, ...], float] = field(default_factory=dict)
+
+    @property
+    def aa_metric(self) -> str:
+        """The metric its A/A cells' drift is read on (perflab.analysis.noise)."""
+        return self.noise_metric or self.metric
 
     @property
     def seed_number(self) -> str:

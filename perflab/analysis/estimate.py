@@ -22,6 +22,7 @@ run of the topology:
 from __future__ import annotations
 
 import copy
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ from perflab.contract.phases import (
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
 UNKNOWN_CELL_S = 5.0
+# An A/A cell's copy label (`aa-a-<configuration's cell id>`, perflab.contract.rounds).
+AA_COPY = re.compile(r"^aa-[ab]-")
 
 
 def configured_seconds(spec: dict[str, Any]) -> float | None:
@@ -167,6 +170,10 @@ def price(spec: dict[str, Any], reference: ReferenceTimes) -> Price:
     study, implementation = spec["study"], spec.get("implementation", "")
     configured = configured_seconds(spec)
     key = (study, configuration_of(spec["cell_id"]))
+    if key not in reference.by_configuration:
+        # An A/A copy the reference did not run measures what its configuration's own cells
+        # do: the same client, server and sizes, twice.
+        key = (study, AA_COPY.sub("", key[1]))
     same = reference.by_configuration.get(key)
     if same and configured is not None and reference.configured_by_configuration[key] == configured:
         # The same configuration, configured for as long: what its cells took there.

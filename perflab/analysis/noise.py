@@ -175,9 +175,7 @@ class NoiseFloor:
                 if known is None or mine.margin > known.margin:
                     found[(kind.study, metric)] = mine
         for claim_id, kinds in self.by_claim.items():
-            judging = claim_judging(kinds, self.metric_of[claim_id])
-            if judging is not None:
-                found[claim_id] = judging
+            found[claim_id] = claim_judging(kinds, self.metric_of[claim_id])
         return found
 
     def margin_at(self, claim_id: str, rounds: int) -> float | None:
@@ -203,10 +201,12 @@ class NoiseFloor:
         return judging_from_noise_floor(widest.floor, where)
 
 
-def claim_judging(kinds: tuple[KindFloor, ...], metric: str) -> Judging | None:
+def claim_judging(kinds: tuple[KindFloor, ...], metric: str) -> Judging:
     """A claim's margin from the kinds it matches: the widest of their margins on its
-    metric; the floor, said, when it matches none; None (its study's) when none of them
-    measured its metric."""
+    metric; the floor, said, when it matches none or none of them measured its metric.
+    Never its study's widest: that is another metric's noise (the request-reply A/A cells
+    of pyclients measure no numbers per second, and their context switches once set a 67%
+    margin on the 100 000-number streams' rate)."""
     if not kinds:
         return Judging(
             source="the floor: this run has no A/A cells of the claim's own kind of client "
@@ -214,7 +214,12 @@ def claim_judging(kinds: tuple[KindFloor, ...], metric: str) -> Judging | None:
             "from each other)"
         )
     measured = [kind.judging(metric) for kind in kinds if metric in kind.per_metric]
-    return max(measured, key=lambda judging: judging.margin, default=None)
+    if not measured:
+        return Judging(
+            source=f"the floor: the A/A cells of the claim's own kind ("
+            f"{'; '.join(kind.configuration for kind in kinds)}) did not measure {metric}"
+        )
+    return max(measured, key=lambda judging: judging.margin)
 
 
 def claim_kinds(claim: Claim, kinds: list[KindFloor]) -> tuple[KindFloor, ...]:
@@ -368,7 +373,7 @@ def noise_floor(
     metrics: dict[str, set[str]] = {}
     for claim in claims:
         if claim.kind != "error_rate":
-            metrics.setdefault(claim.study, set()).add(claim.metric)
+            metrics.setdefault(claim.study, set()).add(claim.aa_metric)
     kinds = []
     # Where and when the run ran, as its history was matched (None: no history to match).
     place = run.history_place()
@@ -385,7 +390,7 @@ def noise_floor(
         for claim in claims
         if claim.kind != "error_rate" and any(kind.study == claim.study for kind in kinds)
     }
-    metric_of = {claim.id: claim.metric for claim in claims if claim.id in by_claim}
+    metric_of = {claim.id: claim.aa_metric for claim in claims if claim.id in by_claim}
     return NoiseFloor(tuple(kinds), by_claim, metric_of)
 
 
