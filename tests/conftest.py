@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import _posixsubprocess
+import importlib.util
 import os
 import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -135,6 +137,16 @@ def host_paths() -> HostPaths:
             pytest.fail(f"{missing}; PERFLAB_REQUIRE_SETUP=1 makes that an error", pytrace=False)
         pytest.skip(missing)
     return HostPaths(home=home, src=REPO)
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A script that is no package module (a role's filter plugin, a server folder's client,
+    an experiment's judge), imported from its path under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, f"cannot import {path}"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def study_vars(study: str) -> tuple[dict, dict]:

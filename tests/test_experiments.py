@@ -14,7 +14,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from tests.conftest import GROUP_VARS, REPO
+from tests.conftest import GROUP_VARS, REPO, load_script
 
 WARMUP_AB = REPO / "data" / "experiments" / "20261127-hello-warmup-ab"
 
@@ -262,12 +262,7 @@ THROUGHPUT_ROUNDS = REPO / "data" / "experiments" / "20261128-throughput-rounds"
 
 def throughput_rounds_judge():
     """The experiment's judge.py, imported from its folder."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("judge", THROUGHPUT_ROUNDS / "judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(THROUGHPUT_ROUNDS / "judge.py", "judge")
 
 
 def test_the_throughput_rounds_verdicts_recompute_from_the_run():

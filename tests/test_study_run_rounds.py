@@ -4,17 +4,13 @@ each round's first position is the i of the runner's [i/n] progress."""
 
 from __future__ import annotations
 
-import importlib.util
-
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 PLUGIN = REPO / "roles" / "study_run" / "filter_plugins" / "rounds.py"
 
 
 def load_filter():
-    spec = importlib.util.spec_from_file_location("study_run_rounds", PLUGIN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(PLUGIN, "study_run_rounds")
     return module.FilterModule().filters()["perflab_rounds"]
 
 

@@ -4,7 +4,6 @@ captures; the analysis computes shares of the floor and costs from known numbers
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from types import ModuleType
 
@@ -18,7 +17,7 @@ from perflab.host.impls import discover
 from perflab.studies import get_study
 from perflab.studies.throughput import analysis as throughput
 from perflab.studies.throughput import matrix as throughput_matrix
-from tests.conftest import REPO, matrix_only, study_vars
+from tests.conftest import REPO, load_script, matrix_only, study_vars
 
 KNOWN = set(discover(REPO / "servers"))
 FIXTURE = REPO / "tests" / "data" / "runs" / "throughput_fixture"
@@ -173,12 +172,7 @@ def test_bad_values_are_refused_naming_the_key(changes, key):
 
 def load_wrapper(name: str) -> ModuleType:
     """A floor wrapper's module (servers/floor/<name>/client.py), for its pure parser."""
-    path = REPO / "servers" / "floor" / name / "client.py"
-    spec = importlib.util.spec_from_file_location(f"floor_{name}", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REPO / "servers" / "floor" / name / "client.py", f"floor_{name}")
 
 
 def test_iperf3_parser_reads_a_real_capture():
