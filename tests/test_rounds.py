@@ -22,7 +22,7 @@ from perflab.analysis.verdicts import MIN_MARGIN, Judging
 from perflab.cli import claim_frame_hooks
 from perflab.contract.cell import AA_PARAM, iter_cells
 from perflab.contract.matrix import MatrixError, expand
-from perflab.contract.rounds import aa_copies, round_order, round_seed
+from perflab.contract.rounds import aa_copies, copied_id, round_order, round_seed
 from perflab.host.impls import discover
 from perflab.host.manifest import build_manifest
 from perflab.studies import get_study, runnable
@@ -240,6 +240,14 @@ def test_aa_copies_are_the_cell_twice_with_ids_of_their_own():
 def test_a_bad_aa_pair_is_refused_naming_its_key(study, pair, key):
     with pytest.raises(MatrixError, match=f"perflab_matrix_{study}.{key}"):
         study_cells(study, "quick", aa_pair=pair)
+
+
+def test_a_copys_id_leads_back_to_the_cell_it_repeats():
+    # The estimate prices a copy by it and the noise floor groups copies by it.
+    cell = next(c for c in study_cells("pyclients", "quick") if AA_PARAM not in c.params)
+    assert [copied_id(twin.cell_id) for twin in aa_copies(cell)] == [cell.cell_id] * 2
+    assert copied_id(cell.cell_id) == cell.cell_id
+    assert copied_id("aa-c-x-r1") == "aa-c-x-r1"  # no copy label `aa_copies` writes
 
 
 def test_an_empty_aa_pair_runs_no_aa_cell():
@@ -465,7 +473,7 @@ def test_a_claim_of_a_kind_without_aa_cells_is_judged_at_the_stated_floor():
     assert claim_kinds(claims["seed"], [steady]) == (steady,)
 
 
-def pyclients_claim(claim_id: str) -> Claim:
+def reference_claim(claim_id: str) -> Claim:
     claims = read_claims(REPO / "data" / "reference" / "claims.yml")
     return next(c for c in claims if c.id == claim_id)
 
@@ -477,7 +485,7 @@ def test_a_claim_whose_kind_did_not_measure_its_metric_takes_the_floor_not_anoth
     """Issue 26: a metric's margin comes from its own A/A interval or a stated floor. The
     request-reply A/A cells measure no numbers per second: their context switches' 67% once
     judged the 100 000-number streams' rate."""
-    claim = pyclients_claim("pyclients-grpcio-30pct-faster-stream-100000-summary")
+    claim = reference_claim("pyclients-grpcio-30pct-faster-stream-100000-summary")
     assert claim.metric == "numbers_per_s"
     per_metric = {"client_ctx_switches_involuntary": 0.67}
     if measured:
@@ -511,7 +519,7 @@ def test_a_claim_whose_kind_did_not_measure_its_metric_takes_the_floor_not_anoth
 def test_a_derived_metric_is_judged_with_the_aa_drift_of_the_metric_named_for_it(stands_in):
     """TLS over no-TLS throughput: no A/A pair runs TLS, so `noise_metric: throughput` names
     the drift each side of its ratio carries; without it the claim would read the floor."""
-    claim = pyclients_claim("throughput-tls-costs-cpp-more-than-go")
+    claim = reference_claim("throughput-tls-costs-cpp-more-than-go")
     assert (claim.metric, claim.noise_metric) == ("tls_over_none", "throughput")
     if not stands_in:
         claim = replace(claim, noise_metric="")

@@ -22,7 +22,6 @@ run of the topology:
 from __future__ import annotations
 
 import copy
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -39,11 +38,10 @@ from perflab.contract.phases import (
     run_pause_marks,
     seconds_between,
 )
+from perflab.contract.rounds import copied_id
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
 UNKNOWN_CELL_S = 5.0
-# An A/A cell's copy label (`aa-a-<configuration's cell id>`, perflab.contract.rounds).
-AA_COPY = re.compile(r"^aa-[ab]-")
 
 
 def configured_seconds(spec: dict[str, Any]) -> float | None:
@@ -173,7 +171,7 @@ def price(spec: dict[str, Any], reference: ReferenceTimes) -> Price:
     if key not in reference.by_configuration:
         # An A/A copy the reference did not run measures what its configuration's own cells
         # do: the same client, server and sizes, twice.
-        key = (study, AA_COPY.sub("", key[1]))
+        key = (study, copied_id(key[1]))
     same = reference.by_configuration.get(key)
     if same and configured is not None and reference.configured_by_configuration[key] == configured:
         # The same configuration, configured for as long: what its cells took there.

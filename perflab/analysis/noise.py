@@ -46,8 +46,9 @@ from perflab.analysis.intervals import (
     paired_log_t_interval,
 )
 from perflab.analysis.verdicts import Judging, judging_from_noise_floor, normalized
+from perflab.contract.adaptive import configuration_of
 from perflab.contract.cell import AA_PARAM
-from perflab.contract.rounds import AA_COPIES
+from perflab.contract.rounds import AA_COPIES, copied_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,8 +59,6 @@ if TYPE_CHECKING:
 # The coverage of the A/A interval whose far end sets a metric's margin.
 NOISE_COVERAGE = 0.90
 # Columns that say which cell a row is, not which configuration.
-# A/A cell id -> its configuration: `aa-a-<configuration's cell id>`, round suffix dropped.
-AA_ID = r"^aa-[ab]-|-r\d+$"
 # Claim selector fields that are cell columns of the same name (the rest are params).
 SELECTOR_COLUMNS = ("implementation", "scenario", "client")
 NOT_CONFIGURATION = {"run_id", "repeat", "metric", "value", "unit", "cell_id", "status", AA_PARAM}
@@ -377,7 +376,8 @@ def noise_floor(
     kinds = []
     # Where and when the run ran, as its history was matched (None: no history to match).
     place = run.history_place()
-    configurations = twins["cell_id"].str.replace(AA_ID, "", regex=True)
+    # An A/A cell's configuration: its id without copy label and round.
+    configurations = twins["cell_id"].map(lambda cell_id: configuration_of(copied_id(cell_id)))
     for (study, cell_configuration), rows in twins.groupby(["study", configurations], sort=True):
         rows = rows.dropna(axis="columns", how="all")
         found = kind_floor(str(study), rows, metrics.get(str(study), set()))

@@ -32,12 +32,15 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable
 
 from perflab.contract.cell import AA_PARAM, CellSpec
 
 AA_COPIES = ("a", "b")
+# The label `aa_copies` puts before a copy's id.
+AA_COPY_LABEL = re.compile(rf"^aa-(?:{'|'.join(AA_COPIES)})-")
 ROUND_RULE = (
     "round by round (every cell of repeat 1, then of repeat 2, ...); inside a round by phase; "
     "inside a phase the cells sorted by cell id, then shuffled by Python's "
@@ -104,6 +107,11 @@ def aa_copies(cell: CellSpec) -> list[CellSpec]:
         twin.reuse_server = cell.reuse_server and label != AA_COPIES[0]
         copies.append(twin)
     return copies
+
+
+def copied_id(cell_id: str) -> str:
+    """The id of the cell an A/A copy repeats (`aa-a-x-r1` -> `x-r1`); any other id as it is."""
+    return AA_COPY_LABEL.sub("", cell_id)
 
 
 def aa_cells(cell_of_round: Callable[[int], CellSpec], rounds: int) -> list[CellSpec]:
