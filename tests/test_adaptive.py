@@ -283,6 +283,33 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
     assert len(Ledger.read(run_dir).taken) == 1
 
 
+def retime(run_dir: Path, seconds: float, gap: float) -> None:
+    """Each cell of the run `seconds` long, one after another `gap` seconds apart."""
+    from datetime import datetime, timedelta
+
+    at = datetime.fromisoformat("2026-11-28T12:00:00+00:00")
+    for path in sorted((run_dir / "hello").glob("*/cell.json")):
+        record = json.loads(path.read_text())
+        record["start"], record["end"] = (
+            at.isoformat(),
+            (at + timedelta(seconds=seconds)).isoformat(),
+        )
+        path.write_text(json.dumps(record))
+        at += timedelta(seconds=seconds + gap)
+
+
+@pytest.mark.parametrize("gap", [0.01, 0.5])
+def test_a_look_prices_each_cell_at_its_seconds_and_the_runs_own_gap(run_dir, gap):
+    """A constant 0.6 s a cell (Ansible's task around each cell, before one runner process
+    ran a study's round) priced the reference run's look at 688 s for the 445 s its cells
+    took, and left a third of its minutes unspent."""
+    retime(run_dir, 2.0, gap)
+    plan = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    (look,) = Ledger.read(run_dir).taken
+    assert len(plan.cells) == 4
+    assert look.estimate_s == pytest.approx(4 * (2.0 + gap), abs=0.1)
+
+
 def test_a_look_gives_a_claims_rounds_to_the_aa_copies_that_judge_it(run_dir):
     for repeat in (1, 2, 3):
         write_cell(run_dir, "grpc_aio", repeat, 2000 + 10 * repeat, aa="a")

@@ -12,6 +12,7 @@ import csv
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -200,6 +201,30 @@ def test_every_metric_is_loaded_or_described():
         elif claim.metric not in metrics:
             unknown.append(f"{claim.id}: {claim.metric}")
     assert unknown == []
+
+
+def unmeasured_noise_metrics(listed: list[Claim]) -> list[str]:
+    """The claims whose noise_metric (the metric whose A/A drift judges a derived one) is
+    not one their study measures in its reference run: judged, such a claim would fall to
+    the stated floor with a reason naming a metric that does not exist."""
+    unknown = []
+    for claim in listed:
+        if not claim.noise_metric:
+            continue
+        metrics = frozenset().union(*(run_metrics(t, claim.study) for t in topologies(claim)))
+        if claim.noise_metric not in metrics:
+            unknown.append(f"{claim.id}: {claim.noise_metric}")
+    return unknown
+
+
+def test_every_noise_metric_is_one_the_study_measures():
+    listed = claims()
+    assert any(claim.noise_metric for claim in listed)
+    assert unmeasured_noise_metrics(listed) == []
+    # A misspelt one is caught.
+    named = next(claim for claim in listed if claim.noise_metric)
+    misspelt = replace(named, noise_metric=named.noise_metric + "_per_s")
+    assert unmeasured_noise_metrics([misspelt]) == [f"{named.id}: {misspelt.noise_metric}"]
 
 
 def test_ratio_claims_compare_two_different_groups():

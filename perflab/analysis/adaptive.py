@@ -54,6 +54,7 @@ from perflab.analysis.verdicts import (
 )
 from perflab.contract.adaptive import Adaptive, Look, configuration_of, in_round, looks, round_of
 from perflab.contract.cell import CellSpec
+from perflab.contract.phases import PhaseTimes, TimedCell, median_gap, run_pause_marks
 from perflab.contract.rounds import round_order, round_seed
 
 if TYPE_CHECKING:
@@ -62,9 +63,6 @@ if TYPE_CHECKING:
     from perflab.analysis.claims import Claim
     from perflab.analysis.run import Run
 
-# What one more cell costs beyond its own seconds: Ansible's task around it, about 0.6 s
-# a cell on the reference run (66.7 min of measuring for 58.9 min inside cells, 835 cells).
-CELL_OVERHEAD_S = 0.6
 # The verdicts a later look does not judge again.
 DECIDED = (HOLDS, FAILS)
 # A study's configuration: (study, cell id without its round).
@@ -196,6 +194,18 @@ def judge_run_looks(
     else:
         schedule, rounds = ledger.looks(), ledger.base_rounds
     return judge_looks(frame, claims, schedule, rounds, run.topology, judging, by_study, by_look)
+
+
+def cell_gap_seconds(run: Run, records: list[dict[str, Any]]) -> float:
+    """What one more cell costs beyond its own seconds: the run's own median gap between two
+    cells of a study (one runner process runs a study's round, so about 0.01 s here; it was
+    0.6 s when Ansible ran each cell as a task, and a constant kept from then priced the
+    reference run's look at 688 s for the 445 its cells took)."""
+    timed = [
+        TimedCell(r["study"], r["start"], r["end"], PhaseTimes(total=cell_seconds(r)))
+        for r in records
+    ]
+    return median_gap(timed, run_pause_marks(run.folder))
 
 
 def cell_seconds(record: dict[str, Any]) -> float:
@@ -362,10 +372,13 @@ def choose(
     return chosen, configurations
 
 
-def spent_seconds(records: list[dict[str, Any]], rounds: dict[str, int]) -> float:
-    """Seconds the adaptive rounds have taken so far (cells past their study's base rounds)."""
+def spent_seconds(
+    records: list[dict[str, Any]], rounds: dict[str, int], gap_s: float = 0.0
+) -> float:
+    """Seconds the adaptive rounds have taken so far (cells past their study's base rounds),
+    each with the run's gap between cells (`gap_s`)."""
     return sum(
-        cell_seconds(record) + CELL_OVERHEAD_S
+        cell_seconds(record) + gap_s
         for record in records
         if record["study"] in rounds
         and (round_of(record["cell_id"]) or 0) > rounds[record["study"]]
@@ -421,9 +434,10 @@ def plan_look(
     settles = settling(rounds, margin_at)
     still_open = open_for_look(verdicts, settles)
     records = round_records(run)
-    left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds)
+    gap_s = cell_gap_seconds(run, records)
+    left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds, gap_s)
     chosen, cells, estimate = look_cells(
-        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}, settles
+        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}, settles, gap_s
     )
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
     most_rounds = max(ledger.base_rounds.values(), default=0) + look.extra_rounds
@@ -461,8 +475,10 @@ def look_cells(
     left_s: float,
     aa_of: Mapping[str, set[Configuration]] | None = None,
     settles: Callable[[Verdict], bool] | None = None,
+    gap_s: float = 0.0,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
-    """The open claims the look's rounds go to, their cells and the seconds they should take.
+    """The open claims the look's rounds go to, their cells and the seconds they should take
+    (each cell its configuration's latest seconds and `gap_s`, the run's gap between cells).
     Each configuration catches up to the look's rounds: one first chosen at a later look gets
     every round it missed, or the look could not reach its coverage on it."""
     aa_of = aa_of or {}
@@ -475,9 +491,7 @@ def look_cells(
         key: range(last.round + 1, ledger.base_rounds.get(key[0], 0) + look.extra_rounds + 1)
         for key, last in latest.items()
     }
-    cost = {
-        key: len(missing[key]) * (last.seconds + CELL_OVERHEAD_S) for key, last in latest.items()
-    }
+    cost = {key: len(missing[key]) * (last.seconds + gap_s) for key, last in latest.items()}
     rounds = {study: n + look.extra_rounds for study, n in ledger.base_rounds.items()}
     chosen, configurations = choose(still_open, cost, left_s, settles or settling(rounds), needs)
     cells = [

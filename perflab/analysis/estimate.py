@@ -25,7 +25,6 @@ import copy
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,9 @@ from perflab.contract.cell import CellSpec, is_complete, iter_cells
 from perflab.contract.phases import (
     PhaseTimes,
     TimedCell,
-    paused_between,
     run_pause_marks,
     seconds_between,
+    split_between,
 )
 from perflab.contract.rounds import copied_id
 
@@ -142,19 +141,6 @@ class ReferenceTimes:
             self.overhead_by_regime[regime].append(total - configured)
             self.overhead_by_implementation[(study, implementation)].append(total - configured)
             self.overhead_by_study[study].append(total - configured)
-
-
-def split_between(cells: list[TimedCell], marks: list[datetime]) -> dict[str, list[float]]:
-    """Each gap between two consecutive cells, as "gap" (same study) or "handover"; a gap
-    with a pause mark in it (a stop and its resume) is neither."""
-    cells = sorted(cells, key=lambda c: c.start)
-    found: dict[str, list[float]] = {"gap": [], "handover": []}
-    for before, after in zip(cells, cells[1:], strict=False):
-        if paused_between(before, after, marks):
-            continue
-        kind = "gap" if before.study == after.study else "handover"
-        found[kind].append(max(seconds_between(before.end, after.start), 0.0))
-    return found
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import statistics
 import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -247,6 +248,26 @@ def paused_between(before: TimedCell, after: TimedCell, marks: list[datetime]) -
     """Whether the gap between two consecutive cells holds a stop or a resume: a pause."""
     ended, started = datetime.fromisoformat(before.end), datetime.fromisoformat(after.start)
     return any(ended <= mark <= started for mark in marks)
+
+
+def split_between(cells: list[TimedCell], marks: list[datetime]) -> dict[str, list[float]]:
+    """Each gap between two consecutive cells, as "gap" (same study) or "handover"; a gap
+    with a pause mark in it (a stop and its resume) is neither."""
+    cells = sorted(cells, key=lambda c: c.start)
+    found: dict[str, list[float]] = {"gap": [], "handover": []}
+    for before, after in zip(cells, cells[1:], strict=False):
+        if paused_between(before, after, marks):
+            continue
+        kind = "gap" if before.study == after.study else "handover"
+        found[kind].append(max(seconds_between(before.end, after.start), 0.0))
+    return found
+
+
+def median_gap(cells: list[TimedCell], marks: list[datetime] | None = None) -> float:
+    """The median gap between two consecutive cells of one study (`split_between`), in
+    seconds: what one more cell costs beyond its own time; 0 with fewer than two cells."""
+    gaps = split_between(cells, marks or [])["gap"]
+    return statistics.median(gaps) if gaps else 0.0
 
 
 def split_cells(cells: list[TimedCell], marks: list[datetime] | None = None) -> MeasuringSplit:
