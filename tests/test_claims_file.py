@@ -119,6 +119,11 @@ def run_metrics(topology: str, study: str) -> frozenset[str]:
     return frozenset(frame.loc[frame["study"] == study, "metric"].unique())
 
 
+def claim_run_metrics(claim: Claim) -> frozenset[str]:
+    """The metric names its study has in the reference run of every topology it runs on."""
+    return frozenset().union(*(run_metrics(t, claim.study) for t in topologies(claim)))
+
+
 def test_the_committed_runs_are_there():
     for topology, run in RUNS.items():
         assert run_cells(topology), f"{run} holds no cell.json"
@@ -194,7 +199,7 @@ def test_every_metric_is_loaded_or_described():
     for claim in claims():
         if claim.metric_note:
             continue
-        metrics = frozenset().union(*(run_metrics(t, claim.study) for t in topologies(claim)))
+        metrics = claim_run_metrics(claim)
         if claim.kind == "error_rate":
             if not ERROR_METRIC.match(claim.metric) or "count" not in metrics:
                 unknown.append(f"{claim.id}: {claim.metric}")
@@ -211,7 +216,7 @@ def unmeasured_noise_metrics(listed: list[Claim]) -> list[str]:
     for claim in listed:
         if not claim.noise_metric:
             continue
-        metrics = frozenset().union(*(run_metrics(t, claim.study) for t in topologies(claim)))
+        metrics = claim_run_metrics(claim)
         if claim.noise_metric not in metrics:
             unknown.append(f"{claim.id}: {claim.noise_metric}")
     return unknown

@@ -372,9 +372,7 @@ def choose(
     return chosen, configurations
 
 
-def spent_seconds(
-    records: list[dict[str, Any]], rounds: dict[str, int], gap_s: float = 0.0
-) -> float:
+def spent_seconds(records: list[dict[str, Any]], rounds: dict[str, int], gap_s: float) -> float:
     """Seconds the adaptive rounds have taken so far (cells past their study's base rounds),
     each with the run's gap between cells (`gap_s`)."""
     return sum(
@@ -437,7 +435,7 @@ def plan_look(
     gap_s = cell_gap_seconds(run, records)
     left_s = adaptive.max_minutes * 60 - spent_seconds(records, ledger.base_rounds, gap_s)
     chosen, cells, estimate = look_cells(
-        latest_rounds(records), ledger, look, still_open, left_s, aa_of or {}, settles, gap_s
+        latest_rounds(records), ledger, look, still_open, left_s, gap_s, aa_of or {}, settles
     )
     cells = round_order(cells, round_seed(cells[0].run_id if cells else "", f"adaptive/{index}"))
     most_rounds = max(ledger.base_rounds.values(), default=0) + look.extra_rounds
@@ -473,9 +471,9 @@ def look_cells(
     look: Look,
     still_open: list[Verdict],
     left_s: float,
+    gap_s: float,
     aa_of: Mapping[str, set[Configuration]] | None = None,
     settles: Callable[[Verdict], bool] | None = None,
-    gap_s: float = 0.0,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
     """The open claims the look's rounds go to, their cells and the seconds they should take
     (each cell its configuration's latest seconds and `gap_s`, the run's gap between cells).
