@@ -117,3 +117,34 @@ def test_hosts_on_one_boot_are_said_to_be_one_machine():
     assert said.startswith("`perflab-client` and `perflab-server` are one machine (boot 27a7c4d7)")
     two = {"hosts": {"a": {"boot_id": "b1"}, "b": {"boot_id": "b2"}}}
     assert hosts_note(two) == "" and hosts_note({"hosts": {"localhost": {"boot_id": "b1"}}}) == ""
+
+
+@pytest.mark.live
+def test_kernels_rendered_side_by_side_talk_over_their_own_sockets_not_tcp(tmp_path):
+    """Over TCP two kernels started at once can draw the same free port and one dies
+    ("Address already in use"); each render's kernel must use Unix sockets of its own."""
+    from perflab.analysis.report import render_side_by_side
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_code_cell("page = 0", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "from ipykernel.kernelapp import IPKernelApp\n"
+            "app = IPKernelApp.instance()\n"
+            "print('transport', app.transport, 'page', page, 'socket', app.ip)"
+        ),
+    ]
+    notebook = tmp_path / "which_transport.ipynb"
+    nbformat.write(nb, notebook)
+    jobs = [(notebook, tmp_path / "out", {"page": str(n)}, f"page{n}") for n in range(3)]
+    sockets = set()
+    for n, page in enumerate(render_side_by_side(jobs)):
+        shown = next(line for line in page.read_text().splitlines() if "transport " in line)
+        assert f"transport ipc page {n} socket " in shown
+        sockets.add(shown.rsplit("socket ", 1)[1])
+    assert len(sockets) == 3  # no two kernels share a socket path

@@ -54,6 +54,18 @@ def repeatable(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
+def kernel_sockets(scratch: Path):
+    """Kernel configuration that puts its sockets in `scratch`, one render's own folder.
+
+    Over TCP, jupyter_client picks a free port by binding it and letting it go, and the
+    kernel binds it again later: two kernels started side by side can pick the same port,
+    and one dies with "Address already in use" (a reference run's report was lost so). Unix
+    sockets named inside a folder no other render uses cannot collide."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(scratch / "kernel")}})
+
+
 def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str) -> Path:
     """Execute `notebook` with `parameters` (the kernel runs in `out_dir`, where figures go)
     and write `out_dir/<name>.html`; the executed notebook is not kept."""
@@ -71,6 +83,7 @@ def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str)
             cwd=str(out_dir),
             progress_bar=False,
             kernel_name="python3",
+            config=kernel_sockets(Path(scratch)),
         )
         nb = repeatable(nbformat.read(executed, as_version=4))
     exporter = HTMLExporter(
