@@ -542,10 +542,27 @@ def test_a_derived_metric_is_judged_with_the_aa_drift_of_the_metric_named_for_it
         "throughput/cpp",
         "throughput/go",
     ]
-    noise = NoiseFloor(tuple(kinds), {claim.id: mine}, {claim.id: claim.aa_metric})
+    ratios = {claim.id: claim.drift_ratios}
+    noise = NoiseFloor(tuple(kinds), {claim.id: mine}, {claim.id: claim.aa_metric}, ratios)
     judging = judging_of(claim, noise.judging_by_study(), Judging())
-    # The wider of its own two pairs' (C++ and Go), never Python's 60%.
-    assert judging.margin == pytest.approx(0.45 if stands_in else MIN_MARGIN)
+    # The wider of its own two pairs' (C++ and Go), never Python's 60%: widened for a ratio
+    # of two ratios (four cells' drift), by sqrt(2) on the log scale.
+    if stands_in:
+        assert claim.drift_ratios == 2
+        assert math.log1p(judging.margin) == pytest.approx(math.sqrt(2) * math.log1p(0.45))
+        assert "a ratio of 2 ratios of throughput" in judging.source
+    else:
+        assert claim.drift_ratios == 1 and judging.margin == MIN_MARGIN
+
+
+def test_a_derived_margin_grows_with_the_ratios_it_multiplies():
+    from perflab.analysis.noise import derived_margin
+
+    assert derived_margin(0.2, 1) == 0.2
+    # 1.2 squared is two ratios each at the edge in the same direction: sqrt(2) is less.
+    assert 0.2 < derived_margin(0.2, 2) < 0.44
+    assert derived_margin(0.2, 2) == pytest.approx(math.exp(math.sqrt(2) * math.log(1.2)) - 1)
+    assert derived_margin(0.2, 4) == pytest.approx(0.44)
 
 
 def test_every_pyclients_claim_finds_aa_cells_of_its_own_client_method_and_scenario():

@@ -38,6 +38,7 @@ NEEDS_CORRECTION = (
         "error rate 20%, clustered (ICC 0.3)",
         "boot drift SD 10%, A/A history of 4 runs, 3 rounds",
         "boot drift SD 15%, A/A history of 10 runs",
+        "a ratio of two ratios, boot drift SD 15%, A/A history of 10 runs",
     ],
 )
 def test_intervals_keep_their_labelled_coverage(name):
@@ -52,6 +53,19 @@ def test_intervals_keep_their_labelled_coverage(name):
 def test_the_suite_fails_when_the_correction_is_removed(name):
     result = simulate(BY_NAME[name], TRIALS, corrections=False)
     assert not result.passes(), result.line()
+
+
+def test_a_ratio_of_ratios_judged_with_the_aa_margin_alone_fails(monkeypatch):
+    """The derived margin is a correction of its own: judged with the A/A history's margin
+    unwidened (the history still kept apart per boot), four cells' drift escapes it."""
+    from perflab.analysis import simulation
+
+    case = BY_NAME["a ratio of two ratios, boot drift SD 15%, A/A history of 10 runs"]
+    assert simulate(case, TRIALS).passes()
+    monkeypatch.setattr(simulation, "derived_margin", lambda margin, ratios: margin)
+    unwidened = simulate(case, TRIALS)
+    assert not unwidened.passes(), unwidened.line()
+    assert unwidened.drift_coverage < 0.85, unwidened.line()
 
 
 def test_runs_written_as_cell_folders_judge_as_the_in_memory_rows(tmp_path):

@@ -261,6 +261,8 @@ class Claim:
     # The metric whose A/A drift stands for this claim's, where its own metric is derived
     # from cells no A/A pair runs (TLS over no-TLS throughput: the A/A cells run no TLS, so
     # their throughput's drift is the noise each side of the ratio carries). "": its metric.
+    # Naming one says each side of the claim's ratio is itself a ratio of two cells measured
+    # on it (`drift_ratios`).
     noise_metric: str = ""
     # The values the seed measured, per parameter (e.g. concurrency: [2, 10, 25, 50]), so a
     # verdict can say which of them the run's cells cover. Optional: {} says nothing.
@@ -296,6 +298,13 @@ class Claim:
     def aa_metric(self) -> str:
         """The metric its A/A cells' drift is read on (perflab.analysis.noise)."""
         return self.noise_metric or self.metric
+
+    @property
+    def drift_ratios(self) -> int:
+        """How many ratios of two cells the claim's effect multiplies: 1 for a plain ratio
+        (the drift an A/A ratio measures), 2 for a ratio of two ratios (a noise_metric's:
+        four cells' drift, perflab.analysis.noise.derived_margin)."""
+        return 2 if self.noise_metric else 1
 
     @property
     def seed_number(self) -> str:

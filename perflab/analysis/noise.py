@@ -142,6 +142,8 @@ class NoiseFloor:
     by_claim: dict[str, tuple[KindFloor, ...]] = field(default_factory=dict)
     # Claim id -> its metric, for the claims in `by_claim`.
     metric_of: dict[str, str] = field(default_factory=dict)
+    # Claim id -> the ratios its effect multiplies (Claim.drift_ratios), where more than one.
+    ratios_of: dict[str, int] = field(default_factory=dict)
 
     def aa_configurations(self) -> dict[str, set[tuple[str, str]]]:
         """Claim id -> the A/A copies whose drift judges it: a look that gives the claim
@@ -174,7 +176,9 @@ class NoiseFloor:
                 if known is None or mine.margin > known.margin:
                     found[(kind.study, metric)] = mine
         for claim_id, kinds in self.by_claim.items():
-            found[claim_id] = claim_judging(kinds, self.metric_of[claim_id])
+            metric = self.metric_of[claim_id]
+            ratios = self.ratios_of.get(claim_id, 1)
+            found[claim_id] = derived_judging(claim_judging(kinds, metric), ratios, metric)
         return found
 
     def margin_at(self, claim_id: str, rounds: int) -> float | None:
@@ -186,7 +190,9 @@ class NoiseFloor:
             kind.margin_at(metric, rounds) for kind in self.by_claim.get(claim_id, ()) if metric
         ]
         known = [margin for margin in predicted if margin is not None]
-        return max(known) if known else None
+        if not known:
+            return None
+        return derived_margin(max(known), self.ratios_of.get(claim_id, 1))
 
     def judging(self) -> Judging:
         widest = self.widest
@@ -198,6 +204,31 @@ class NoiseFloor:
             f"{widest.rounds} rounds{among})"
         )
         return judging_from_noise_floor(widest.floor, where)
+
+
+def derived_margin(margin: float, ratios: int) -> float:
+    """The margin for an effect that multiplies `ratios` independent ratios, each drifting
+    as the A/A ratio `margin` bounds: their log drifts add, so the bound grows with the
+    square root of their count on the log scale. A ratio of two TLS-over-no-TLS ratios
+    carries four cells' drift where the A/A ratio carries two: judged with the A/A's own
+    margin, that margin covers its drift between boots less often than the 90% it states
+    (perflab.analysis.simulation's ratio-of-ratios case; tests/test_simulation.py)."""
+    if ratios <= 1:
+        return margin
+    return math.expm1(math.sqrt(ratios) * math.log1p(margin))
+
+
+def derived_judging(judging: Judging, ratios: int, metric: str) -> Judging:
+    """`claim_judging` for a claim whose effect is a ratio of `ratios` ratios of `metric`."""
+    if ratios <= 1:
+        return judging
+    return replace(
+        judging,
+        margin=derived_margin(judging.margin, ratios),
+        source=f"{judging.source}; widened from {judging.margin:.0%} by the square root of "
+        f"{ratios} on the log scale: the claim's effect is a ratio of {ratios} ratios of "
+        f"{metric}, each drifting as the A/A ratio does",
+    )
 
 
 def claim_judging(kinds: tuple[KindFloor, ...], metric: str) -> Judging:
@@ -391,7 +422,12 @@ def noise_floor(
         if claim.kind != "error_rate" and any(kind.study == claim.study for kind in kinds)
     }
     metric_of = {claim.id: claim.aa_metric for claim in claims if claim.id in by_claim}
-    return NoiseFloor(tuple(kinds), by_claim, metric_of)
+    ratios_of = {
+        claim.id: claim.drift_ratios
+        for claim in claims
+        if claim.id in by_claim and claim.drift_ratios > 1
+    }
+    return NoiseFloor(tuple(kinds), by_claim, metric_of, ratios_of)
 
 
 def margins_by_look(

@@ -31,6 +31,7 @@ from pathlib import Path
 from perflab.analysis.claims import Claim, parse_claim
 from perflab.analysis.decisions import DECIDING_COVERAGE, FAILS, HOLDS
 from perflab.analysis.drift_history import PREDICTION_COVERAGE, predict
+from perflab.analysis.noise import derived_margin
 from perflab.analysis.verdicts import Judging, judge, judging_from_noise_floor
 from perflab.contract.cell import write_cell_json
 
@@ -74,6 +75,11 @@ class Case:
     # perflab.analysis.drift_history predicts the margin the trial is judged with.
     boot_drift_sd: float = 0.0
     history_runs: int = 0
+    # The ratios of two cells the claim's effect multiplies (Claim.drift_ratios), each with
+    # its own boot drift of SD boot_drift_sd: 2 for a ratio of two ratios (TLS over no-TLS
+    # of one server over another's), whose margin perflab.analysis.noise.derived_margin
+    # widens from the A/A history's.
+    drift_ratios: int = 1
 
 
 @dataclass(frozen=True)
@@ -311,8 +317,10 @@ def simulate(
         if case.history_runs:
             # Without the correction the runs are pooled as if boots drifted alike.
             margin = history_margin(case, rng, between_boots=corrections)
+            if corrections:
+                margin = derived_margin(margin, case.drift_ratios)
             judging = replace(judging, margin=margin)
-            bias = rng.gauss(0, case.boot_drift_sd)
+            bias = sum(rng.gauss(0, case.boot_drift_sd) for _ in range(case.drift_ratios))
             drift_covered += abs(bias) <= math.log1p(margin)
             rows = ratio_rows(case, rng, bias)
         elif case.kind == "ratio":
@@ -365,6 +373,16 @@ CASES = (
     Case("boot drift SD 5%, A/A history of 10 runs", 1.0, 0.1, rounds=5, **boots(0.05, 10)),
     Case("boot drift SD 10%, A/A history of 4 runs, 3 rounds", 1.0, 0.1, **boots(0.10, 4)),
     Case("boot drift SD 15%, A/A history of 10 runs", 1.0, 0.1, rounds=5, **boots(0.15, 10)),
+    # The three TLS-cost claims judge a ratio of two TLS-over-no-TLS ratios with throughput's
+    # A/A margin (noise_metric): four cells' drift against the A/A ratio's two.
+    Case(
+        "a ratio of two ratios, boot drift SD 15%, A/A history of 10 runs",
+        1.0,
+        0.1,
+        rounds=5,
+        drift_ratios=2,
+        **boots(0.15, 10),
+    ),
 )
 
 
