@@ -283,19 +283,21 @@ def test_a_settled_claim_gets_no_extra_rounds(run_dir):
     assert len(Ledger.read(run_dir).taken) == 1
 
 
-def retime(run_dir: Path, seconds: float, gap: float) -> None:
-    """Each cell of the run `seconds` long, one after another `gap` seconds apart."""
+def retime(run_dir: Path, seconds: float, gap: float, by_round: dict[int, float] | None = None):
+    """Each cell of the run `seconds` long (or `by_round[its round]`), one after another
+    `gap` seconds apart."""
     from datetime import datetime, timedelta
 
     at = datetime.fromisoformat("2026-11-28T12:00:00+00:00")
     for path in sorted((run_dir / "hello").glob("*/cell.json")):
         record = json.loads(path.read_text())
+        took = (by_round or {}).get(record["repeat"], seconds)
         record["start"], record["end"] = (
             at.isoformat(),
-            (at + timedelta(seconds=seconds)).isoformat(),
+            (at + timedelta(seconds=took)).isoformat(),
         )
         path.write_text(json.dumps(record))
-        at += timedelta(seconds=seconds + gap)
+        at += timedelta(seconds=took + gap)
 
 
 @pytest.mark.parametrize("gap", [0.01, 0.5])
@@ -308,6 +310,18 @@ def test_a_look_prices_each_cell_at_its_seconds_and_the_runs_own_gap(run_dir, ga
     (look,) = Ledger.read(run_dir).taken
     assert len(plan.cells) == 4
     assert look.estimate_s == pytest.approx(4 * (2.0 + gap), abs=0.1)
+
+
+def test_a_look_prices_a_configuration_at_the_mean_of_its_cells_not_its_last(run_dir):
+    """A 10 GiB payload fills in 6 s or in 20 s as the VM's host hands memory back: the
+    reference run's look priced its Go cells at the last base round's 12.6 s, ran 7 of them
+    at 22.6 s on average, and overran its 12-minute cap by a minute."""
+    retime(run_dir, 0.0, 0.01, by_round={1: 2.0, 2: 8.0, 3: 2.0})
+    plan = plan_look(read_folder(run_dir), CLAIMS, ONE_LOOK, 1, Judging())
+    (look,) = Ledger.read(run_dir).taken
+    assert len(plan.cells) == 4
+    # The last round's 2 s would price the look at 4 x 2.01 s.
+    assert look.estimate_s == pytest.approx(4 * (4.0 + 0.01), abs=0.1)
 
 
 def test_a_look_gives_a_claims_rounds_to_the_aa_copies_that_judge_it(run_dir):

@@ -32,6 +32,7 @@ gets none, and a cell that no open claim rests on runs no more.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
@@ -226,22 +227,33 @@ def round_records(run: Run) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Latest:
-    """A configuration's highest round so far: what its cell took, and its spec to repeat."""
+    """A configuration's highest round so far, its spec to repeat, and what one more of its
+    cells should take."""
 
     round: int
+    # The mean of what its cells took so far, not the last one's: a look's cost is a sum of
+    # cells, and some configurations alternate between fast and slow cells (a 10 GiB payload
+    # fills in 6 s or in 20 s as the VM's host hands memory back, and the reference run's
+    # look, priced at its last cell's 12.6 s, ran 7 of them at 22.6 s and overran its cap).
     seconds: float
     spec: dict[str, Any]
 
 
 def latest_rounds(records: list[dict[str, Any]]) -> dict[Configuration, Latest]:
-    """Each configuration's highest round among `records` (round_records)."""
-    latest: dict[Configuration, Latest] = {}
+    """Each configuration's highest round among `records` (round_records), priced at the
+    mean seconds of its cells there."""
+    highest: dict[Configuration, tuple[int, dict[str, Any]]] = {}
+    took: dict[Configuration, list[float]] = {}
     for record in records:
         found = round_of(record["cell_id"]) or 0  # round_records keeps cells in a round only
         key = (record["study"], configuration_of(record["cell_id"]))
-        if key not in latest or latest[key].round < found:
-            latest[key] = Latest(found, cell_seconds(record), record["spec"])
-    return latest
+        took.setdefault(key, []).append(cell_seconds(record))
+        if key not in highest or highest[key][0] < found:
+            highest[key] = (found, record["spec"])
+    return {
+        key: Latest(found, statistics.fmean(took[key]), spec)
+        for key, (found, spec) in highest.items()
+    }
 
 
 def configurations_of(study: str, cell_ids: Iterable[str]) -> set[Configuration]:
@@ -476,7 +488,8 @@ def look_cells(
     settles: Callable[[Verdict], bool] | None = None,
 ) -> tuple[list[Verdict], list[CellSpec], float]:
     """The open claims the look's rounds go to, their cells and the seconds they should take
-    (each cell its configuration's latest seconds and `gap_s`, the run's gap between cells).
+    (each cell its configuration's mean seconds so far and `gap_s`, the run's gap between
+    cells).
     Each configuration catches up to the look's rounds: one first chosen at a later look gets
     every round it missed, or the look could not reach its coverage on it."""
     aa_of = aa_of or {}
