@@ -33,7 +33,9 @@ REFERENCE = (
 )
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
-PREVIOUS = REPO_ROOT / "data" / "20261128T104258Z-quick"
+PREVIOUS = REPO_ROOT / "data" / "20261128T163832Z-quick"
+# The reference before the A/A copies of pyclients' streams: it lacks them.
+BEFORE_STREAM_AA = REPO_ROOT / "data" / "20261128T104258Z-quick"
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +76,6 @@ def test_the_estimate_of_the_reference_runs_own_cells_is_within_15_percent_of_it
     assert abs(result.minutes / actual - 1) < 0.15, (result.minutes, actual)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25, open: 20261128T163832Z-quick's boot ran the same cells' measured windows "
-    "about 30% faster than the previous reference's (a 100 000-number grpc.aio stream 4.35 s "
-    "against 6.56 s), and the estimate, priced from that reference, came out 17% high",
-)
 def test_the_reference_run_priced_from_the_one_before_it_is_within_15_percent_of_it(own_cells):
     # What `make run` printed before the reference run: its cells priced from the previous
     # localhost reference (an A/A copy it lacked priced as its configuration's cells there),
@@ -156,10 +152,10 @@ def test_cells_the_reference_lacks_are_priced_by_analogy_and_counted(own_cells, 
 
 
 def test_an_aa_copy_the_reference_lacks_is_priced_as_its_configurations_cells():
-    # pyclients' stream A/A pairs were new after the previous reference: a copy of the
+    # pyclients' stream A/A pairs were new after 20261128T104258Z-quick: a copy of the
     # 100 000-number stream costs what that stream's own cells took there (about 7 s), not
     # the study's median cell (about 1 s).
-    reference = ReferenceTimes.read(PREVIOUS)
+    reference = ReferenceTimes.read(BEFORE_STREAM_AA)
     spec = {"study": "pyclients", "implementation": "cpp_numbers", "load": {"kind": "client"}}
     configuration = "grpc_aio-asyncio-stream_100000-steady-r1"
     own = price({**spec, "cell_id": configuration}, reference)
