@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
+    from traitlets.config import Config
 
     from perflab.analysis.run import StudyHooks
 
@@ -54,7 +55,7 @@ def repeatable(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
-def kernel_sockets(scratch: Path):
+def kernel_sockets(scratch: Path) -> Config:
     """Kernel configuration that puts its sockets in `scratch`, one render's own folder.
 
     Over TCP, jupyter_client picks a free port by binding it and letting it go, and the
