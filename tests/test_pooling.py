@@ -273,6 +273,18 @@ def test_notes_say_a_reason_shared_by_runs_once_and_list_the_runs():
     assert f"sim-2 gives nothing: {netns}" in apart and "<details>" not in apart
 
 
+def test_notes_fold_the_revisions_a_reading_rests_on():
+    """18 commit ids in the notes column made each row of the pooled page a screen tall."""
+    reading = dataclasses.replace(
+        pool_claim(CLAIM, runs_at([1.5, 1.6, 1.4])), revisions=("1a9bad4f", "64d7ab81")
+    )
+    said = notes(reading)
+    assert "runs of 2 revisions, judged with today's claim" in said
+    assert "<details><summary>which revisions</summary>1a9bad4f, 64d7ab81</details>" in said
+    one = notes(dataclasses.replace(reading, revisions=("64d7ab81",)))
+    assert "revisions" not in one
+
+
 def on_boot(run, of, topology: str = "localhost"):
     """`run` on the machine and boot `of` ran on, as `topology` names its hosts."""
     facts = of.hosts["localhost"]

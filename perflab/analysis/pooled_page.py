@@ -164,9 +164,11 @@ def notes(reading: PooledReading, said_above: str = "") -> str:
             f"{len(reading.configurations)} configurations)"
         )
     if len(reading.revisions) > 1:
+        # Folded like the runs below: 18 commit ids made the column a screen tall.
         parts.append(
-            f"runs of {len(reading.revisions)} revisions ({', '.join(reading.revisions)}), "
-            "judged with today's claim and cells selected by its parameters"
+            f"runs of {len(reading.revisions)} revisions, judged with today's claim and cells "
+            "selected by its parameters <details><summary>which revisions</summary>"
+            f"{html.escape(', '.join(reading.revisions))}</details>"
         )
     if reading.unshared:
         parts.append(f"shares no configuration with the others: {', '.join(reading.unshared)}")
