@@ -144,3 +144,26 @@ def test_published_table_marks_a_measured_rate_that_rests_on_a_bound_repeat():
     assert (measured["cpp"], measured["py"]) == ("≥ 27100.0", 27100.0)
     assert "≥: this figure rests" in tables.floor_note(shown)
     assert tables.floor_note(shown.loc[["py"]]) == ""
+
+
+def test_the_status_table_counts_the_aa_copies_in_a_column_of_their_own():
+    import pandas as pd
+
+    from perflab.analysis.tables import AA_COLUMN, status_counts
+
+    cells = pd.DataFrame(
+        {
+            "study": ["hello", "hello", "hello", "watch"],
+            "cell_id": ["a-r1", "b-r1", "c-r1", "d-r1"],
+            "status": ["ok", "ok", "bound", "ok"],
+        }
+    )
+    aa = pd.DataFrame({"study": ["hello", "hello", "orders"], "cell_id": ["x", "y", "z"]})
+    counts = status_counts(cells, aa)
+    assert counts.loc["hello"].to_dict() == {"bound": 1, "ok": 2, AA_COLUMN: 2}
+    # A study whose only cells here are A/A copies still shows them; one without any, 0.
+    assert counts.loc["orders", AA_COLUMN] == 1 and counts.loc["watch", AA_COLUMN] == 0
+    assert int(counts.to_numpy().sum()) == len(cells) + len(aa)
+    # Without them (a run with no A/A pairs) the table is the statuses alone.
+    assert AA_COLUMN not in status_counts(cells).columns
+    assert AA_COLUMN not in status_counts(cells, aa.iloc[0:0]).columns

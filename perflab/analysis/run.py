@@ -141,6 +141,11 @@ class Run:
         return cell_table(self.cells_of())
 
     @cached_property
+    def aa_cell_table(self) -> pd.DataFrame:
+        """`cell_table` of the A/A cells alone."""
+        return cell_table([cell for cell in self.cells if cell.is_aa])
+
+    @cached_property
     def ceiling(self) -> EffectiveCeiling | None:
         """The run's effective ghz ceiling; None without a calibration."""
         from perflab.analysis.ceilings import run_ceiling
