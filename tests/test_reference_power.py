@@ -87,3 +87,21 @@ def test_the_index_headline_and_its_power_column_count_the_same_undecidable_read
     assert sum(re.search(r"\d+ rounds would decide it", cell) is not None for cell in cells) == int(
         more.group(1)
     )
+
+
+def test_a_claim_the_seed_gives_no_figure_says_so_in_the_published_column(localhost_reference):
+    _, replication = localhost_reference
+    page = index_html(replication, {})
+    rows = ROW.findall(page[page.rindex('<table class="verdicts">') :])
+    listed = replication.listed()
+    unpublished = [
+        row for verdict, row in zip(listed, rows, strict=True) if verdict.claim.published is None
+    ]
+    published = [
+        row
+        for verdict, row in zip(listed, rows, strict=True)
+        if verdict.claim.published is not None
+    ]
+    assert unpublished and published
+    assert all("<td>no figure</td>" in row for row in unpublished)
+    assert not any("<td>no figure</td>" in row for row in published)

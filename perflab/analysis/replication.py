@@ -655,7 +655,8 @@ def index_row(
         f"<b>{html.escape(claim.id)}</b>{reading_label(claim)}<br>"
         f"<small>{html.escape(claim.says)}</small>{context_html(replication, claim, notes)}",
         html.escape(stated_test(claim)),
-        html.escape(published_figure(claim)),
+        # Said, not left blank: an empty cell reads as a figure lost.
+        html.escape(published_figure(claim, "no figure")),
         html.escape(verdict.measured()),
         badge(verdict.verdict)
         + method_note(replication, verdict)
