@@ -79,6 +79,21 @@ def test_a_figure_inside_the_margin_is_undecidable_by_design():
     assert claim_power(band, 1.0, sigma=0.03, rounds=5, margin=0.1).holds > 0.8
 
 
+def test_more_rounds_decide_a_band_reaching_across_its_edge_never_a_direction_at_its_threshold():
+    # The reference's throughput-mtls-about-tls-go: 1.068x, paired spread 0.061, against a
+    # 10% band. Its edge is where holding meets failing, so narrower intervals fall to one
+    # side of it; a direction at its threshold (throughput-10gib-slower-cpp, 1.00x against
+    # "slower" under a 15% margin) keeps a noise zone between its two decisions.
+    band = Bound(BAND, tolerance=0.1)
+    decided = {
+        n: sum(verdict_shares(band, 1.068, 0.061, n, 0.1, 2000, random.Random(26)))
+        for n in (3, 30, 100)
+    }
+    assert decided[3] < 0.3 < 0.7 < decided[30] <= decided[100]
+    slower = Bound(DIRECTION, "greater", 1.0)
+    assert sum(verdict_shares(slower, 1.0, 0.049, 100, 0.15, 2000, random.Random(26))) == 0.0
+
+
 def test_simulated_runs_at_the_seeds_figure_hold_as_often_as_the_power_says():
     sigma, rounds, margin, trials = 0.15, 4, 0.10, 120
     stated = claim_power(FASTER, 1.4, sigma=sigma, rounds=rounds, margin=margin)

@@ -426,6 +426,22 @@ def test_a_band_is_widened_by_the_noise_only_to_refute():
     assert "its tolerance, 5%, widened to the run's 10% noise margin" in widened.reason
 
 
+def test_a_band_reaching_across_its_edge_is_open_not_at_its_threshold():
+    # 1.10x against a 10% band: the interval reaches across the edge 1.1 and lies within
+    # the 10% noise zone around it. More rounds would settle it on one side (the edge is
+    # where holding meets failing), so it stays open for the looks.
+    edge = judge(
+        claim(direction="within", threshold=0.1),
+        cells(three_repeats([108, 110, 112], [99, 100, 101])),
+    )
+    assert edge.interval.low < 1.1 < edge.interval.high
+    assert edge.verdict == INCONCLUSIVE
+    assert edge.reason.startswith("the interval reaches across an edge of the band [0.909, 1.1]")
+    # The same interval against "faster" at 1.1 sits in its noise zone: at its threshold.
+    faster = judge(claim(threshold=1.1), cells(three_repeats([108, 110, 112], [99, 100, 101])))
+    assert faster.verdict == AT_THRESHOLD
+
+
 def test_noise_wider_than_the_band_cannot_confirm_equivalence():
     # throughput-mtls-about-tls-*: a 10% band under a 93% margin read "holds" for 1.18x,
     # inside the band widened to [0.519, 1.93].

@@ -220,13 +220,9 @@ def decide_band(
         return HOLDS, f"the whole interval lies inside {band}"
     if interval.high < low_edge or interval.low > high_edge:
         return FAILS, f"the whole interval lies outside {band}"
-    widen = 1 + margin
-    zones = [(low_edge / widen, low_edge * widen), (high_edge / widen, high_edge * widen)]
-    if margin > 0 and any(low <= interval.low and interval.high <= high for low, high in zones):
-        return AT_THRESHOLD, (
-            f"the whole interval lies within the {margin:.0%} noise zone of an edge of {band}: "
-            "more repeats would narrow it, not move it clear"
-        )
+    # No "at its threshold" here: holding and failing share the band's edges, so more
+    # rounds narrow a straddling interval onto one side of the edge it reaches across (a
+    # direction keeps a noise zone between its two decisions, a band has none to stay in).
     return INCONCLUSIVE, f"the interval reaches across an edge of {band}"
 
 

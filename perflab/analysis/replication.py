@@ -160,9 +160,11 @@ class Replication:
             f"{MIN_MARGIN:.0%}): {margins}. Where a study runs an A/A configuration per "
             "kind of client or method, each claim is judged with its own kind's (the range "
             "shown; see the noise floor table); a claim decided at a look is judged with the "
-            "margin of that look's A/A rounds. A decided verdict clears its threshold by its "
+            "margin of that look's A/A rounds. A decided direction clears its threshold by its "
             f"metric's margin with an interval of at least {percent(self.judging.coverage)} "
-            "coverage; an interval wholly inside the margin zone is 'at its threshold'."
+            "coverage, and an interval wholly inside the margin zone is 'at its threshold'; a "
+            "band holds wholly inside its edges and fails wholly outside them (widened to the "
+            "margin where that is wider)."
         )
 
     def for_study(self, study: str) -> Replication:
