@@ -25,7 +25,9 @@ from perflab.analysis.claims import (
     EXPECTATION,
     KINDS,
     Claim,
+    ClaimsError,
     Selector,
+    parse_claim,
     read_claims,
 )
 from perflab.contract.params import RECORDED_LATE
@@ -230,6 +232,25 @@ def test_every_noise_metric_is_one_the_study_measures():
     named = next(claim for claim in listed if claim.noise_metric)
     misspelt = replace(named, noise_metric=named.noise_metric + "_per_s")
     assert unmeasured_noise_metrics([misspelt]) == [f"{named.id}: {misspelt.noise_metric}"]
+
+
+def test_a_claim_on_another_metrics_drift_states_the_ratios_its_effect_multiplies():
+    # TLS cost over TLS cost: four cells' drift, its margin widened for two ratios. Which
+    # claims those are is stated in the file, not guessed from noise_metric.
+    listed = claims()
+    assert {c.id for c in listed if c.drift_ratios == 2} == {
+        c.id for c in listed if c.metric == "tls_over_none"
+    }
+    assert all(c.drift_ratios == 1 for c in listed if not c.noise_metric)
+    document = yaml.safe_load(CLAIMS_FILE.read_text())["claims"]
+    raw = next(c for c in document if c["id"] == "throughput-tls-costs-cpp-more-than-go")
+    assert parse_claim(0, raw).drift_ratios == 2
+    unstated = {key: value for key, value in raw.items() if key != "drift_ratios"}
+    with pytest.raises(ClaimsError, match="noise_metric.*states drift_ratios"):
+        parse_claim(0, unstated)
+    for bad in (0, True, 1.5, "2"):
+        with pytest.raises(ClaimsError, match="drift_ratios.*whole number from 1"):
+            parse_claim(0, {**raw, "drift_ratios": bad})
 
 
 def test_ratio_claims_compare_two_different_groups():

@@ -64,6 +64,7 @@ OPTIONAL_KEYS = {
     "seed_configurations",
     "published_from",
     *TEXT_KEYS,
+    "drift_ratios",
     "stacks",
     "client_orders",
 }
@@ -261,9 +262,12 @@ class Claim:
     # The metric whose A/A drift stands for this claim's, where its own metric is derived
     # from cells no A/A pair runs (TLS over no-TLS throughput: the A/A cells run no TLS, so
     # their throughput's drift is the noise each side of the ratio carries). "": its metric.
-    # Naming one says each side of the claim's ratio is itself a ratio of two cells measured
-    # on it (`drift_ratios`).
     noise_metric: str = ""
+    # How many ratios of two cells the claim's effect multiplies: 1 for a plain ratio (the
+    # drift an A/A ratio measures), 2 for a ratio of two ratios (TLS cost over TLS cost: four
+    # cells' drift, perflab.analysis.noise.derived_margin). A claim naming a noise_metric
+    # states it: its metric is derived, and how is not something the engine can infer.
+    drift_ratios: int = 1
     # The values the seed measured, per parameter (e.g. concurrency: [2, 10, 25, 50]), so a
     # verdict can say which of them the run's cells cover. Optional: {} says nothing.
     seed_configurations: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -298,13 +302,6 @@ class Claim:
     def aa_metric(self) -> str:
         """The metric its A/A cells' drift is read on (perflab.analysis.noise)."""
         return self.noise_metric or self.metric
-
-    @property
-    def drift_ratios(self) -> int:
-        """How many ratios of two cells the claim's effect multiplies: 1 for a plain ratio
-        (the drift an A/A ratio measures), 2 for a ratio of two ratios (a noise_metric's:
-        four cells' drift, perflab.analysis.noise.derived_margin)."""
-        return 2 if self.noise_metric else 1
 
     @property
     def seed_number(self) -> str:
@@ -407,6 +404,7 @@ def parse_claim(index: int, raw: Any) -> Claim:
     if not isinstance(pair_by, list) or not all(isinstance(p, str) for p in pair_by):
         raise ClaimsError(f"{where}.pair_by: expected a list of parameter names")
     seed_configurations = parse_seed_configurations(where, raw.get("seed_configurations"))
+    drift_ratios = parse_drift_ratios(where, raw)
     return Claim(
         id=str(raw["id"]),
         seed=str(raw["seed"]),
@@ -423,8 +421,25 @@ def parse_claim(index: int, raw: Any) -> Claim:
         topology=topology,
         seed_configurations=seed_configurations,
         published_from=parse_published_from(f"{where}.published_from", raw.get("published_from")),
+        drift_ratios=drift_ratios,
         **parse_text_fields(where, raw),
     )
+
+
+def parse_drift_ratios(where: str, raw: dict[str, Any]) -> int:
+    """`drift_ratios`: a whole number from 1; stated wherever `noise_metric` is, since a
+    derived metric may be a ratio of ratios (2) or not (1), and guessing sets its margin."""
+    if "drift_ratios" not in raw:
+        if raw.get("noise_metric"):
+            raise ClaimsError(
+                f"{where}: a claim judged on another metric's A/A drift (noise_metric) "
+                "states drift_ratios: how many ratios of two cells its effect multiplies"
+            )
+        return 1
+    value = raw["drift_ratios"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ClaimsError(f"{where}.drift_ratios: {value!r}; expected a whole number from 1")
+    return value
 
 
 def within_band(value: float, bound: Bound) -> bool:
