@@ -101,6 +101,13 @@ def test_the_overview_links_the_pages_the_renderer_writes_not_those_it_finds(tmp
     # Without a plan (JupyterLab on a run) the pages found beside the index are linked.
     assert study_pages(out) == {"watch": "watch.html"}
     assert study_links(run_dir, out).startswith("<p>No study page")
+    assert "calibration" not in study_links(run_dir, out, "hello,orders")
+    # Calibration has cells and no page: named, unlinked, as the status table names it.
+    (run_dir / "calibration" / "ghz-c10-r1").mkdir(parents=True)
+    listed = study_links(run_dir, out, "hello,orders")
+    assert "<li>calibration: the load generator's ceiling" in listed
+    assert 'href="calibration' not in listed
+    assert listed.index("orders.html") < listed.index("calibration")
     assert largest_first(run_dir, ["hello", "orders"]) == ["orders", "hello"]
 
 

@@ -227,15 +227,30 @@ def study_pages(out_dir: str | Path, planned: str = "") -> dict[str, str]:
     return {p.stem: p.name for p in pages if p.stem not in (OVERVIEW, "index")}
 
 
+# Run folders that get no page of their own, and where a reader finds what they measured.
+PAGELESS = {"calibration": "the load generator's ceiling, in the run summary above"}
+
+
 def study_links(run_dir: str | Path, out_dir: str | Path, planned: str = "") -> str:
-    """An HTML list linking each study page rendered beside the index (`study_pages`)."""
+    """An HTML list linking each study page rendered beside the index (`study_pages`), and
+    naming the run's folders that have none (`PAGELESS`), so the list matches the status
+    table's studies."""
     studies = {p.name for p in Path(run_dir).iterdir() if p.is_dir()}
-    items = "".join(
+    linked = "".join(
         f'<li><a href="{page}">{study}</a></li>'
         for study, page in study_pages(out_dir, planned).items()
         if study in studies
     )
-    return f"<ul>{items}</ul>" if items else "<p>No study page was rendered for this run.</p>"
+    pageless = "".join(
+        f"<li>{study}: {where} (no page)</li>"
+        for study, where in PAGELESS.items()
+        if study in studies
+    )
+    if not linked:
+        return "<p>No study page was rendered for this run.</p>" + (
+            f"<ul>{pageless}</ul>" if pageless else ""
+        )
+    return f"<ul>{linked}{pageless}</ul>"
 
 
 def hosts_note(manifest: dict) -> str:
