@@ -33,7 +33,7 @@ REFERENCE = (
 )
 
 # The localhost reference before it, which `make run` priced the reference's cells from.
-PREVIOUS = REPO_ROOT / "data" / "20261128T163832Z-quick"
+PREVIOUS = REPO_ROOT / "data" / "20261128T205830Z-quick"
 # The reference before the A/A copies of pyclients' streams: it lacks them.
 BEFORE_STREAM_AA = REPO_ROOT / "data" / "20261128T104258Z-quick"
 
