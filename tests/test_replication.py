@@ -337,7 +337,10 @@ def test_the_headline_counts_conclusions_and_states_its_multiplicity():
     sentence = conclusions_sentence(alike, Judging())
     assert "These 3 readings are 2 seed conclusions" in sentence
     assert "1 hold in every reading, 1 do not hold in every reading, 0 differ" in sentence
-    assert "at most 5% per side" in sentence
+    assert "at most 5% per side (90% coverage). " in sentence
+    # A run with looks spends 14% over them (10% + 4%): the sentence says so.
+    looked = conclusions_sentence(alike, Judging(), family_alpha=0.14)
+    assert "at most 5% per side (90% coverage), 7% per side over the run's looks. " in looked
     assert "false-discovery rate" in sentence and "of the 3 decided readings" in sentence
     # Turned around: the two readings of one conclusion disagree.
     apart = [judge(steady, AHEAD), judge(seed, BEHIND), judge(other, BEHIND)]

@@ -434,13 +434,19 @@ def conclusions_sentence(
     mixed = sum(len(found) > 1 for found in groups.values())
     side = (1 - judging.coverage) / 2
     control = discoveries(verdicts, family_alpha or 1 - judging.coverage)
+    # A claim judged again at a look may be decided wrongly at either: per side, the looks
+    # spend the family error between them (Bonferroni), more than the base coverage's.
+    looks = ""
+    if family_alpha and family_alpha > 1 - judging.coverage + 1e-9:
+        looks = f", {family_alpha / 2:.0%} per side over the run's looks"
     return (
         f"These {len(verdicts)} readings are {len(groups)} seed conclusions (a conclusion's "
         f"readings: the seed's method and a steadier one, the library stack it ran): "
         f"{every[HOLDS]} hold in every reading, {every[FAILS]} do not hold in every reading, "
         f"{mixed} differ between readings, {len(groups) - every[HOLDS] - every[FAILS] - mixed}"
         f" are undecided or not measured in every reading. Each reading's decision errs by "
-        f"chance with at most {side:.0%} per side ({percent(judging.coverage)} coverage). "
+        f"chance with at most {side:.0%} per side ({percent(judging.coverage)} coverage)"
+        f"{looks}. "
         f"{control.sentence()}"
     )
 
@@ -863,7 +869,7 @@ def noise_html(noise: NoiseFloor, by_study: dict[str | tuple[str, str], Judging]
             "metrics",
             "rounds",
             "noise floor",
-            "margin per metric",
+            "margin per metric, over these rounds",
             "claims judged by it",
         )
     )
