@@ -163,8 +163,9 @@ class Replication:
             "margin of that look's A/A rounds. A decided direction clears its threshold by its "
             f"metric's margin with an interval of at least {percent(self.judging.coverage)} "
             "coverage, and an interval wholly inside the margin zone is 'at its threshold'; a "
-            "band holds wholly inside its edges and fails wholly outside them (widened to the "
-            "margin where that is wider)."
+            "band holds with its whole interval inside its edges and fails with it wholly "
+            "outside them, and where the margin is wider than the band its edges widen to the "
+            "margin and it cannot hold ('undecidable by this design')."
         )
 
     def for_study(self, study: str) -> Replication:
