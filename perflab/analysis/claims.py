@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perflab.contract.knobs import is_int
 from perflab.contract.params import CURRENT_STACK
 
 DIRECTIONS = ("greater", "less", "within")
@@ -437,7 +438,7 @@ def parse_drift_ratios(where: str, raw: dict[str, Any]) -> int:
             )
         return 1
     value = raw["drift_ratios"]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise ClaimsError(f"{where}.drift_ratios: {value!r}; expected a whole number from 1")
     return value
 
