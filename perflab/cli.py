@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab.contract.cell import CellSpec, is_complete
+from perflab.contract.cell import CellRecord, CellSpec, is_complete
 from perflab.contract.runid import validate_run_id
 from perflab.host.impls import HostPaths, discover
 from perflab.host.runner import now_iso, say
@@ -61,22 +61,26 @@ def make_runner(args: argparse.Namespace) -> CellRunner | None:
 
 def run_logged(
     runner: CellRunner, spec: CellSpec, progress_label: str, keep_server: bool = False
-) -> str:
+) -> None:
     """Runs one cell (skipped when complete), its start and end in the run's progress.log
-    (Ansible prints a loop item only when it ends: this file says what runs now)."""
+    (Ansible prints a loop item only when it ends: this file says what runs now). The cell's
+    teardown may still run when this returns (CellRunner.begin): its end is logged when its
+    folder is complete, after the next cell's start."""
     label = f"{progress_label} {spec.study}/{spec.cell_id}".strip()
     progress = runner.runs_root / spec.run_id / "progress.log"
     progress.parent.mkdir(parents=True, exist_ok=True)
     log_progress(progress, f"start {label}")
-    record = runner.run(spec, keep_server)
-    if record is None:
-        line = f"{label}: complete already, skipped"
-    else:
+
+    def ended(record: CellRecord) -> None:
         first_error = record.error.splitlines()[0] if record.error else ""
         line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
-    log_progress(progress, f"end   {line}")
-    say(line)
-    return line
+        log_progress(progress, f"end   {line}")
+        say(line)
+
+    if not runner.begin(spec, keep_server, ended):
+        line = f"{label}: complete already, skipped"
+        log_progress(progress, f"end   {line}")
+        say(line)
 
 
 def specs_and_runner(
@@ -102,7 +106,10 @@ def cmd_cell(args: argparse.Namespace) -> int:
     if len(specs) != 1:
         print("perflab cell: one cell spec, not a list (perflab cells runs lists)", file=sys.stderr)
         return 2
-    run_logged(runner, specs[0], args.progress)
+    try:
+        run_logged(runner, specs[0], args.progress)
+    finally:
+        runner.settle()
     return 0
 
 
@@ -129,6 +136,7 @@ def cmd_cells(args: argparse.Namespace) -> int:
 
     def stopped(run_id: str, where: str) -> int:
         """Says why and where the runner stops (progress.log's pause mark); its exit code."""
+        runner.settle()  # the cell before is complete, and said so, before the stop is
         why = f"by signal {stop[0]}" if stop else f"(its parent, pid {parent}, ended)"
         line = f"stopped {why} {where}"
         log_progress(runner.runs_root / run_id / "progress.log", line)

@@ -108,7 +108,9 @@ def test_the_split_counts_gaps_within_a_study_and_handovers_between_studies():
     assert sum(split.parts.values()) == pytest.approx(split.wall)
     assert split.cells_by_study == {"a": 2, "b": 1}
     assert manifest_entry(split)["studies"]["a"]["window"] == 4.0
-    assert "| gaps between cells | 0.0 | 3% |" in split_table(split)
+    assert "| gaps between cells (negative: teardown beside the next start) | 0.0 | 3% |" in (
+        split_table(split)
+    )
 
 
 def test_a_gap_with_a_stop_or_resume_mark_in_it_is_a_pause_left_out_of_the_wall():

@@ -21,8 +21,10 @@ from tests.fixtures_live import hello_cell
 
 # Listens, says READY, then behaves as told by its first argument.
 SCRATCH_SERVER = textwrap.dedent("""
-    import socket, sys, time
+    import signal, socket, sys, time
     mode, host, port = sys.argv[1], sys.argv[3], int(sys.argv[5])
+    if mode == "slowstop":  # takes its time to stop, as a server freeing a payload does
+        signal.signal(signal.SIGTERM, lambda *_: (time.sleep(0.8), sys.exit(0)))
     if mode == "crash":
         print("cannot bind: address on fire", file=sys.stderr)
         sys.exit(3)
@@ -42,7 +44,7 @@ SCRATCH_SERVER = textwrap.dedent("""
 
 def scratch_tree(tmp_path: Path) -> Path:
     src = tmp_path / "src"
-    for mode in ("crash", "silent", "dies", "serves"):
+    for mode in ("crash", "silent", "dies", "serves", "slowstop"):
         folder = src / "servers" / "scratch" / mode
         folder.mkdir(parents=True)
         (folder / "server.py").write_text(SCRATCH_SERVER)
