@@ -128,6 +128,23 @@ def test_measured_bytes_sets_whole_payload_calls_per_cell():
     assert unset == {1}
 
 
+def test_once_calls_time_that_many_calls_in_the_once_sizes_cells_only():
+    once = {"sizes": [10 * GIB], "securities": ["none"], "implementations": ["go"], "calls": 3}
+    calls = {
+        (c.params["payload_bytes"], c.load.client_options["calls"])
+        for c in cells("full", sizes=[GIB], once=once)
+        if c.params["pair"] != "floor"
+    }
+    assert calls == {(GIB, 1), (10 * GIB, 3)}
+    # quick's 512 MiB and 10 GiB cells time three calls; its 1 GiB cells one.
+    quick = {
+        (c.params["payload_bytes"], c.load.client_options["calls"])
+        for c in cells("quick")
+        if c.params["pair"] != "floor"
+    }
+    assert quick == {(512 * 2**20, 3), (GIB, 1), (10 * GIB, 3)}
+
+
 @pytest.mark.parametrize(
     ("changes", "key"),
     [
@@ -154,6 +171,10 @@ def test_measured_bytes_sets_whole_payload_calls_per_cell():
         (
             {"once": {"sizes": [GIB], "securities": ["none"], "implementations": ["rust"]}},
             "perflab_matrix_throughput.once.implementations",
+        ),
+        (
+            {"once": {"sizes": [GIB], "securities": ["none"], "calls": -1}},
+            "perflab_matrix_throughput.once.calls",
         ),
         (
             {"implementations": {"go": {"server": "go/nothing", "client": "go/throughput_client"}}},

@@ -103,21 +103,25 @@ class OnceSizes:
     repeats: int
     # Which of run_implementations take them; empty: all.
     implementations: list[str]
+    # Whole-payload calls a cell of these sizes times on its one server (0: as
+    # measured_bytes says for every cell).
+    calls: int = 0
 
 
 @dataclass(frozen=True)
 class Once:
     """once: {sizes: [...], securities: [...], repeats: n (default 1), implementations:
-    [...] (default: every one that runs)}; no sizes: none."""
+    [...] (default: every one that runs), calls: n (default 0: measured_bytes')}; no
+    sizes: none."""
 
     def check(self, key: str, value: Any, context: Context) -> OnceSizes:
         if value in (None, {}):
             return OnceSizes([], [], 1, [])
-        keys = {"sizes", "securities", "repeats", "implementations"}
+        keys = {"sizes", "securities", "repeats", "implementations", "calls"}
         if not isinstance(value, dict) or set(value) - keys:
             raise MatrixError(
                 f"{key}: expected {{sizes: [bytes, ...], securities: [...], repeats: n, "
-                "implementations: [...]}"
+                "implementations: [...], calls: n}"
             )
         if not value.get("sizes"):
             return OnceSizes([], [], 1, [])
@@ -128,6 +132,7 @@ class Once:
             Choices(KeysOf("implementations"), empty="none").check(
                 f"{key}.implementations", value.get("implementations"), context
             ),
+            Int(minimum=0).check(f"{key}.calls", value.get("calls", 0), context),
         )
 
 
@@ -184,7 +189,14 @@ def pairs(matrix: Matrix) -> list[tuple[str, str]]:
 
 
 def grpc_cell(
-    run_id: str, matrix: Matrix, server: str, client: str, security: str, size: int, repeat: int
+    run_id: str,
+    matrix: Matrix,
+    server: str,
+    client: str,
+    security: str,
+    size: int,
+    repeat: int,
+    calls: int = 0,
 ) -> CellSpec:
     impls = matrix.implementations
     pair = "own" if server == client else "cross"
@@ -214,7 +226,7 @@ def grpc_cell(
             client_options={
                 **impls[client].get("client_options", {}),
                 "expect_bytes": size,
-                "calls": timed_calls(matrix.measured_bytes, size),
+                "calls": calls or timed_calls(matrix.measured_bytes, size),
                 "warmup_bytes": min(matrix.warmup_bytes, size),
                 "security": security,
                 "timeout_s": matrix.timeout_s,
@@ -265,7 +277,7 @@ def expand(run_id: str, config: dict[str, Any], known_impls: set[str]) -> list[C
         for size in matrix.sizes
     ]
     own_pair_once = [
-        grpc_cell(run_id, matrix, name, name, security, size, repeat)
+        grpc_cell(run_id, matrix, name, name, security, size, repeat, once.calls)
         for repeat in range(1, once.repeats + 1)
         for name in matrix.run_implementations
         if not once.implementations or name in once.implementations
