@@ -324,6 +324,90 @@ def test_a_look_prices_a_configuration_at_the_mean_of_its_cells_not_its_last(run
     assert look.estimate_s == pytest.approx(4 * (4.0 + 0.01), abs=0.1)
 
 
+THROUGHPUT_FIXTURE = REPO / "tests" / "data" / "runs" / "throughput_fixture" / "throughput"
+
+
+def write_stream(run_dir: Path, name: str, repeat: int, gib_s: float, at: int) -> None:
+    """The throughput fixture's cell `name` (e.g. cpp-cpp-tls-16777216) in round `repeat`,
+    its stream at `gib_s`, taking 1 s from `at` s after noon."""
+    from datetime import datetime, timedelta
+
+    cell_id = f"{name}-r{repeat}"
+    folder = run_dir / "throughput" / cell_id
+    shutil.copytree(THROUGHPUT_FIXTURE / f"{name}-r1", folder)
+    record = json.loads((folder / "cell.json").read_text())
+    start = datetime.fromisoformat("2026-11-28T12:00:00+00:00") + timedelta(seconds=at)
+    record.update(
+        cell_id=cell_id,
+        repeat=repeat,
+        run_id=run_dir.name,
+        status="ok",
+        notes=[],
+        start=start.isoformat(),
+        end=(start + timedelta(seconds=1)).isoformat(),
+    )
+    record["spec"].update(cell_id=cell_id, repeat=repeat, run_id=run_dir.name)
+    record["spec"]["server"].pop("launcher", None)  # the fixture's, a field CellSpec dropped
+    (folder / "cell.json").write_text(json.dumps(record))
+    report = json.loads((folder / "client.json").read_text())
+    for metric in report["metrics"]:
+        if metric["metric"] == "throughput":
+            metric["value"] = gib_s
+    (folder / "client.json").write_text(json.dumps(report))
+
+
+TLS_COST = parse_claim(
+    0,
+    {
+        "id": "tls-costs-cpp-more-than-go",
+        "seed": "002_x.txt",
+        "study": "throughput",
+        "says": "TLS costs C++ more of its rate than Go",
+        "source": "prose",
+        "metric": "tls_over_none",
+        "numerator": {"implementation": "cpp", "scenario": "tls", "client": "cpp"},
+        "denominator": {"implementation": "go", "scenario": "tls", "client": "go"},
+        "pair_by": ["payload_bytes"],
+        "bound": {"less": 1},
+        "published": 0.78,
+    },
+)
+
+
+def test_a_look_for_a_derived_metric_repeats_the_cells_it_divides_by(tmp_path):
+    """TLS over no-TLS throughput rests on the no-TLS cells too. On
+    data/20261129T041406Z-quick the look, knowing only the TLS cells' ids, ran C++'s TLS
+    cells to 10 rounds and its no-TLS ones (which no other claim pulled) stayed at 5: no
+    derived row came of the look's rounds, and the claim was judged on its base 5."""
+    from perflab.cli import claim_frame_hooks
+
+    run_dir = tmp_path / "run1"
+    # C++ keeps 0.45, 0.50, 0.40 of its rate, Go 0.50, 0.45, 0.55: open over 3 rounds.
+    kept = {"cpp-cpp": [0.45, 0.50, 0.40], "go-go": [0.50, 0.45, 0.55]}
+    at = 0
+    for repeat in (1, 2, 3):
+        for pair, shares in kept.items():
+            for security, gib_s in (("none", 4.0), ("tls", 4.0 * shares[repeat - 1])):
+                write_stream(run_dir, f"{pair}-{security}-16777216", repeat, gib_s, at)
+                at += 2
+    run = read_folder(run_dir, claim_frame_hooks())
+    (verdict,) = judge_run_looks(run, [TLS_COST])
+    assert verdict.verdict == INCONCLUSIVE
+    # Its evidence names the cells it divides by.
+    assert "cpp-cpp-none-16777216-r1" in verdict.cell_ids
+    assert ("throughput", "cpp-cpp-none-16777216") in open_configurations(verdict)
+    plan = plan_look(run, [TLS_COST], ONE_LOOK, 1, Judging())
+    assert sorted(cell.cell_id for cell in plan.cells) == [
+        f"{pair}-{security}-16777216-r{repeat}"
+        for pair in ("cpp-cpp", "go-go")
+        for security in ("none", "tls")
+        for repeat in (4, 5)
+    ]
+    (look,) = Ledger.read(run_dir).taken
+    # Each of the 8 cells at its 1 s and the run's 1 s gap: the divisors are priced too.
+    assert look.estimate_s == pytest.approx(8 * 2.0, abs=0.1)
+
+
 def test_a_look_gives_a_claims_rounds_to_the_aa_copies_that_judge_it(run_dir):
     for repeat in (1, 2, 3):
         write_cell(run_dir, "grpc_aio", repeat, 2000 + 10 * repeat, aa="a")

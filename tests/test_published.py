@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.claims import ClaimsError, parse_claim, read_claims
+from perflab.analysis.frames import DIVIDED_BY_CELL
 from perflab.analysis.published import (
     error_counts,
     published_figure,
@@ -214,6 +215,9 @@ def test_tls_over_none_pairs_each_round_and_carries_a_bound_side():
     assert ratios["value"].tolist() == [0.5, 0.75]  # round 3's no-TLS cell failed
     assert ratios["status"].tolist() == ["ok", "bound"]
     assert set(ratios["metric"]) == {"tls_over_none"} and set(ratios["scenario"]) == {"tls"}
+    # Each row is the TLS cell's and names the no-TLS cell it divides by: it rests on both.
+    assert ratios["cell_id"].tolist() == ["tls-r1", "tls-r2"]
+    assert ratios[DIVIDED_BY_CELL].tolist() == ["none-r1", "none-r2"]
     assert tls_over_none(frame.iloc[0:0]).empty
 
 

@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 ID_COLUMNS = ["run_id", "study", "scenario", "implementation", "client"]
+# A study hook's derived row (Hooks.claim_frame) that divides its cell's value by another
+# cell's names that cell here: the row rests on both, so a verdict's evidence, and a look's
+# rounds, take both (perflab.analysis.verdicts.rested_on). Empty on a cell's own rows.
+DIVIDED_BY_CELL = "divided_by_cell"
 # Raw files each load kind must leave in a complete, non-failed cell.
 REQUIRED_RAW = {
     "ghz": ("ghz.json", "time.txt", "resources.csv"),

@@ -58,6 +58,7 @@ from perflab.analysis.decisions import (
     percent,
 )
 from perflab.analysis.decisions import VERDICTS as VERDICTS  # the page's order, re-exported
+from perflab.analysis.frames import DIVIDED_BY_CELL
 from perflab.analysis.intervals import (
     TARGET_COVERAGE,
     CellCount,
@@ -144,6 +145,8 @@ class PairResult:
     reason: str
     n_numerator: int
     n_denominator: int
+    # The cells it rests on: each side's own, then the cells its derived rows divide by
+    # (`rested_on`), so a look repeats those with them.
     cell_ids: tuple[str, ...]
     # Cells of this configuration that failed (no value): said, never silently dropped.
     failed_cells: int = 0
@@ -432,6 +435,7 @@ JUDGED_COLUMNS = (
     "metric",
     "value",
     "cell_id",
+    DIVIDED_BY_CELL,
     "status",
     "lower_bound",
 )
@@ -613,7 +617,7 @@ def ratio_pair(
         reason=reason,
         n_numerator=len(method.xs),
         n_denominator=len(method.ys),
-        cell_ids=tuple(sorted(num["cell_id"])) + tuple(sorted(den["cell_id"])),
+        cell_ids=rested_on(num) + rested_on(den),
         failed_cells=lost,
         refutes_alone=alone,
         alone_reason=why,
@@ -623,6 +627,18 @@ def ratio_pair(
             claim.bound, claim.seed_figures.get(key), judging.margin
         ),
     )
+
+
+def rested_on(side: pd.DataFrame) -> tuple[str, ...]:
+    """A side's cells: its rows' own, and the cells its derived rows divide by
+    (frames.DIVIDED_BY_CELL). A claim on TLS over no-TLS throughput rests on the no-TLS
+    cells too: a look that knew its TLS cells alone repeated them, no derived row came of
+    it, and the claim kept its base rounds (data/20261129T041406Z-quick)."""
+    own = tuple(sorted(side["cell_id"]))
+    if DIVIDED_BY_CELL not in side.columns:
+        return own
+    divisors = sorted(set(side[DIVIDED_BY_CELL].dropna().astype(str)) - set(own))
+    return own + tuple(divisors)
 
 
 def natural(key: tuple[str, ...]) -> tuple[tuple[float, str], ...]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from perflab.analysis import published as seed_tables
 from perflab.analysis import stats, tables
+from perflab.analysis.frames import DIVIDED_BY_CELL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -433,7 +434,10 @@ def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
     """Each round's TLS throughput over the same round's no-TLS throughput, per pair and
     size: what TLS leaves of a stream's rate (claim metric `tls_over_none`, scenario tls).
     Paired within the round (repeat), so drift between rounds cancels; a side that was
-    `bound` makes the ratio bound, a failed cell drops its pair."""
+    `bound` makes the ratio bound, a failed cell drops its pair. A row carries the TLS
+    cell's id and names the no-TLS cell it divides by (frames.DIVIDED_BY_CELL): a look that
+    repeated the TLS cells alone would add no row (on data/20261129T041406Z-quick C++'s
+    TLS cells ran 10 rounds, its no-TLS ones 5, and the claims were judged on 5)."""
     rows = frame[
         (frame["study"] == STUDY)
         & (frame["metric"] == "throughput")
@@ -443,7 +447,7 @@ def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
     if rows.empty or not set(keys) <= set(rows.columns):
         return rows.iloc[0:0]  # a run without throughput cells (e.g. netns)
     tls = rows[rows["scenario"] == "tls"]
-    none = rows.loc[rows["scenario"] == "none", [*keys, "value", "status"]]
+    none = rows.loc[rows["scenario"] == "none", [*keys, "value", "status", "cell_id"]]
     paired = tls.merge(none, on=keys, suffixes=("", "_none"))
     bound = (paired["status"] == "bound") | (paired["status_none"] == "bound")
     paired = paired.assign(
@@ -451,8 +455,9 @@ def tls_over_none(frame: pd.DataFrame) -> pd.DataFrame:
         metric="tls_over_none",
         unit="ratio",
         status=bound.map({True: "bound", False: "ok"}),
+        **{DIVIDED_BY_CELL: paired["cell_id_none"]},
     )
-    return paired[tls.columns]
+    return paired[[*tls.columns, DIVIDED_BY_CELL]]
 
 
 def claim_frame(frame: pd.DataFrame) -> pd.DataFrame:
