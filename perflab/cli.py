@@ -71,16 +71,16 @@ def run_logged(
     progress.parent.mkdir(parents=True, exist_ok=True)
     log_progress(progress, f"start {label}")
 
-    def ended(record: CellRecord) -> None:
-        first_error = record.error.splitlines()[0] if record.error else ""
-        line = f"{label}: {record.status}" + (f": {first_error}" if first_error else "")
+    def end(line: str) -> None:
         log_progress(progress, f"end   {line}")
         say(line)
 
+    def ended(record: CellRecord) -> None:
+        first_error = record.error.splitlines()[0] if record.error else ""
+        end(f"{label}: {record.status}" + (f": {first_error}" if first_error else ""))
+
     if not runner.begin(spec, keep_server, ended):
-        line = f"{label}: complete already, skipped"
-        log_progress(progress, f"end   {line}")
-        say(line)
+        end(f"{label}: complete already, skipped")
 
 
 def specs_and_runner(
