@@ -154,9 +154,9 @@ class Finishing:
     """A cell's teardown running in a thread of its own beside the next cell's start
     (CellRunner.begin), with what the next cell needs to know of it."""
 
-    cell_id: str
-    memory_bytes: int  # what its server held: freed only when the teardown has stopped it
-    gathered: bool  # a payload gathered with its size's others (CellSpec.gather)
+    # The cell's spec: its server's memory is freed, and a gathered payload's after it may
+    # start, only once the teardown has stopped it.
+    spec: CellSpec
     thread: threading.Thread
     failure: list[BaseException] = field(default_factory=list)
 
@@ -171,14 +171,14 @@ class Finishing:
                 failure.append(exc)
 
         thread = threading.Thread(target=guarded, name=f"teardown {spec.cell_id}")
-        finishing = cls(spec.cell_id, spec.server.memory_bytes, bool(spec.gather), thread, failure)
+        finishing = cls(spec, thread, failure)
         thread.start()
         return finishing
 
     def wait(self) -> None:
         self.thread.join()
         if self.failure:
-            raise TeardownFailed(f"the teardown of {self.cell_id} failed") from self.failure[0]
+            raise TeardownFailed(f"the teardown of {self.spec.cell_id} failed") from self.failure[0]
 
 
 class TeardownFailed(Exception):
@@ -403,9 +403,9 @@ class CellRunner:
         finishing = self.finishing
         if finishing is None:
             return True
-        if self.server_agent or spec.gather or finishing.gathered:
+        if self.server_agent or spec.gather or finishing.spec.gather:
             return False
-        needed = spec.server.memory_bytes + finishing.memory_bytes
+        needed = spec.server.memory_bytes + finishing.spec.server.memory_bytes
         return needed <= psutil.virtual_memory().available
 
     def release(self) -> None:
