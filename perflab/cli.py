@@ -557,20 +557,35 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if reference is None:
         print(f"no {args.topology} reference run to estimate the measuring time from")
         return 0
-    done = 0
+    done, pace = 0, None
     if args.run_dir:
-        from perflab.analysis.estimate import left_to_run
+        from perflab.analysis.estimate import left_to_run, pace_of
 
         cells, done = left_to_run(cells, Path(args.run_dir))
         progress = Path(args.run_dir) / "progress.log"
-        if done and progress.is_file():
+        if done and progress.is_file() and not args.after_calibration:
             # The pause mark (perflab.contract.phases) at the run's start, where no runner
             # list may hold a complete cell (a stop between two rounds or studies).
             log_progress(progress, f"resumed: {done} cells complete already (run start)")
-    resuming = f"resuming: {done} cells complete already, the rest: " if done else ""
+        # A resumed run, and every run once calibrated, knows this host's pace.
+        pace = pace_of(Path(args.run_dir), reference)
+    if args.after_calibration:
+        lead = f"after calibration, {pace.sentence() if pace else 'at the reference pace'}: "
+    else:
+        lead = f"resuming: {done} cells complete already, the rest: " if done else ""
     # Only localhost's servers are the runner's own to keep (elsewhere the agent's).
-    found = estimate(cells, reference, args.adaptive_minutes, args.topology == "localhost")
-    print(resuming + found.sentence())
+    found = estimate(
+        cells,
+        reference,
+        args.adaptive_minutes,
+        args.topology == "localhost",
+        pace.factor if pace else 1.0,
+    )
+    print(lead + found.sentence())
+    progress = Path(args.run_dir) / "progress.log" if args.run_dir else None
+    if args.after_calibration and progress is not None and progress.is_file():
+        # Where a long run is watched: how long the rest should take, at the pace measured.
+        log_progress(progress, f"estimate: {lead}{found.sentence()}")
     return 0
 
 
@@ -745,6 +760,11 @@ def parser() -> argparse.ArgumentParser:
     estimate.add_argument("--adaptive-minutes", type=float, default=0.0, help="the stage's cap")
     estimate.add_argument(
         "--run-dir", default="", help="the run's folder: a resume prices only the cells left"
+    )
+    estimate.add_argument(
+        "--after-calibration",
+        action="store_true",
+        help="the run's own second estimate: the cells left, at the pace its calibration found",
     )
     estimate.set_defaults(func=cmd_estimate)
 

@@ -16,12 +16,16 @@ run of the topology:
 - a cell the runner hands the server of the cell before it (CellSpec.reuse_server) costs
   that less its implementation's wait for READY there;
 - plus the reference's median gap between two cells per cell, its median handover per
-  study, and the most the adaptive rounds may take.
+  study, and the most the adaptive rounds may take;
+- once the run has calibrated, all of it but the configured seconds and the latency-bound
+  cells stretched to this host's pace (`Pace`): the same CPU kind runs at half the speed
+  on some boots, and a second CPU kind at other speeds again.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -41,6 +45,11 @@ from perflab.contract.rounds import copied_id
 
 # A study the reference never ran: a guess of a few seconds a cell, said as such.
 UNKNOWN_CELL_S = 5.0
+
+# A proxy delay from which a cell's time is the proxy's waits, not this host's CPU: behind
+# 250 ms each way (aws_io's far S3) a listing waits seconds whatever the CPU; at 0.5 ms
+# (orders' lan) the CPU still sets the pace.
+LATENCY_BOUND_MS = 10.0
 
 
 def configured_seconds(spec: dict[str, Any]) -> float | None:
@@ -62,6 +71,23 @@ def timed_calls(spec: dict[str, Any]) -> int | None:
     if "expect_bytes" not in options:
         return None
     return int(options.get("calls", 1))
+
+
+def latency_bound(spec: dict[str, Any]) -> bool:
+    """Whether a latency proxy in front of the cell sets its time (LATENCY_BOUND_MS)."""
+    delays = [float(p.get("one_way_ms") or 0.0) for p in spec.get("latency_proxies") or []]
+    return max(delays, default=0.0) >= LATENCY_BOUND_MS
+
+
+def at_pace(seconds: float, spec: dict[str, Any], pace: float) -> float:
+    """A cell's reference seconds on a host `pace` times as slow: its configured seconds (a
+    ghz window sized in seconds lasts them on any host) and a latency-bound cell's whole
+    time stay, the rest (starts, connects, teardowns, windows sized in calls or bytes)
+    stretches with the CPU."""
+    if pace == 1.0 or latency_bound(spec):
+        return seconds
+    fixed = min(configured_seconds(spec) or 0.0, seconds)
+    return fixed + (seconds - fixed) * pace
 
 
 def latency_profile(spec: dict[str, Any]) -> str:
@@ -195,6 +221,8 @@ class Estimate:
     priced: dict[str, int] = field(default_factory=dict)
     # Cells the runner will hand the server of the cell before them (CellSpec.reuse_server).
     kept_server: int = 0
+    # How many times as slow this host is as the reference's (1.0: not yet measured).
+    pace: float = 1.0
 
     @property
     def minutes(self) -> float:
@@ -222,9 +250,14 @@ class Estimate:
             if self.kept_server
             else ""
         )
+        paced = (
+            f" (its CPU-bound seconds x{self.pace:.2f}: this host's pace)"
+            if self.pace != 1.0
+            else ""
+        )
         return (
-            f"expected measuring time about {self.minutes:.0f} min{hours}: {parts} min, plus "
-            f"at most {self.adaptive_minutes:.0f} min of adaptive rounds; of {self.cells} "
+            f"expected measuring time about {self.minutes:.0f} min{hours}{paced}: {parts} min, "
+            f"plus at most {self.adaptive_minutes:.0f} min of adaptive rounds; of {self.cells} "
             f"cells, {self.priced.get('durations', 0)} priced from their configured seconds "
             f"and reference run {self.reference}'s overhead, "
             f"{self.priced.get('configuration', 0)} from the same configuration there, "
@@ -238,32 +271,91 @@ def estimate(
     reference_run: Path,
     adaptive_minutes: float,
     servers_kept: bool = True,
+    pace: float = 1.0,
 ) -> Estimate:
     """The run's measuring minutes per study, from `cells` (study -> cell specs as dicts);
     `servers_kept` False where the servers run on another host, started per cell by its
-    agent (the runner keeps only servers it started itself)."""
+    agent (the runner keeps only servers it started itself); `pace` how many times as slow
+    this host is as the reference's (`pace_of`), 1.0 before it is measured. The adaptive
+    rounds' minutes are a cap the look prices on this run's own cells: they do not scale."""
     reference = ReferenceTimes.read(reference_run)
     minutes: dict[str, float] = {}
     priced: dict[str, int] = defaultdict(int)
     guessed = []
     kept = 0
+    # Ansible's per-item work, a runner's start and a study's handover are CPU work too.
+    gap_s, handover_s = reference.gap_s * pace, reference.handover_s * pace
     for study, specs in cells.items():
-        seconds = reference.handover_s if specs else 0.0
+        seconds = handover_s if specs else 0.0
         hows = set()
         for before, spec in zip([None, *specs], specs, strict=False):
             found = price({"study": study, **spec}, reference)
             priced[found.how] += 1
             hows.add(found.how)
-            seconds += found.seconds + reference.gap_s
+            cell_s = found.seconds
             if servers_kept and on_kept_server(before, spec):
                 kept += 1
-                seconds -= kept_saving(reference, study, spec, found.seconds)
+                cell_s -= kept_saving(reference, study, spec, found.seconds)
+            seconds += at_pace(cell_s, spec, pace) + gap_s
         if "guess" in hows:
             guessed.append(study)
         minutes[study] = seconds / 60
     return Estimate(
-        minutes, adaptive_minutes, reference_run.name, guessed, dict(priced), kept_server=kept
+        minutes,
+        adaptive_minutes,
+        reference_run.name,
+        guessed,
+        dict(priced),
+        kept_server=kept,
+        pace=pace,
     )
+
+
+# A run's CPU-bound seconds stretch as the square root of the ceilings' ratio, not the
+# ratio itself: the ceiling is ghz and the C++ server saturating both cores, a cell's
+# overhead is mostly one Python process starting or tearing down. Fitted on the 30 ordered
+# pairs of six quick runs of 2026-11-27..29 on two CPU kinds (ceilings 21.8k-57.7k req/s),
+# each pricing the other's cells: exponent 0.5 put all 30 within 15% (largest miss 9%,
+# rms 4.4%), 1.0 put the largest miss at 45% and no pacing at 38%.
+PACE_EXPONENT = 0.5
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How many times as slow a host is as the reference's, from each run's calibration
+    ceiling (the C++ server under the chosen ghz: CPU-bound on both sides)."""
+
+    ceiling_rps: float
+    reference_ceiling_rps: float
+
+    @property
+    def factor(self) -> float:
+        return (self.reference_ceiling_rps / self.ceiling_rps) ** PACE_EXPONENT
+
+    def sentence(self) -> str:
+        return (
+            f"at this host's pace (calibration ceiling {self.ceiling_rps:,.0f} req/s against "
+            f"the reference's {self.reference_ceiling_rps:,.0f}: its CPU-bound seconds x"
+            f"{self.factor:.2f})"
+        )
+
+
+def pace_of(run_dir: Path, reference_run: Path) -> Pace | None:
+    """The pace of the host `run_dir` calibrated on, against the reference's; None where
+    either has no calibration ceiling (a run before its calibration, or without one)."""
+    ceilings = []
+    for folder in (run_dir, reference_run):
+        path = folder / "calibration.json"
+        try:
+            ceiling = float(json.loads(path.read_text()).get("ceiling_rps") or 0.0)
+        except FileNotFoundError:
+            return None
+        except (ValueError, AttributeError) as exc:
+            raise ValueError(f"{path}: no calibration ceiling to pace the estimate by") from exc
+        if ceiling <= 0:
+            return None
+        ceilings.append(ceiling)
+    return Pace(*ceilings)
 
 
 def on_kept_server(before: dict | None, spec: dict) -> bool:
