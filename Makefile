@@ -110,7 +110,7 @@ HISTORY_RUNS := 20261123-reference@5606e601 20261124-reference@1c1e4be8 \
 	20261126-netns@a916765a 20261127-netns@6f8aea72 20261128T010419Z-quick@17cf1937 \
 	20261128T071013Z-quick@16e76e38 20261128-netns@2aa71718 20261128T104258Z-quick@e16659b4 \
 	20261128T163832Z-quick@b26af82d 20261128T1315Z-netns@8825988a \
-	20261128T205830Z-quick@de84568f
+	20261128T205830Z-quick@de84568f 20261129T041406Z-quick@ccdf870b
 # Committed run folders that are neither a reference nor recovered: sites of their own, a
 # study measured again on another boot (20261127T175154Z-quick: pyclients, to see whether
 # the grpcio clients' 4.6 MB higher RSS on 20261127T111956Z-quick came back; it did not.
