@@ -77,6 +77,10 @@ def test_smoke_run_writes_the_data_contract(smoke_run):
     assert "look 1 of 1: " in first.stdout and "claim(s) open" in first.stdout
     # The matrices are validated and the run announced once, not again by every study.
     assert first.stdout.count(f"run {RUN_ID}, profile smoke") == 1
+    # Once calibrated, the run said the rest at this host's pace, to Ansible and the log.
+    paced = "after calibration, at this host's pace (calibration ceiling"
+    assert paced in first.stdout
+    assert f"estimate: {paced}" in (run / "progress.log").read_text()
     assert set(manifest["rounds"]["seeds"]) >= {"hello", "calibration"}
     assert (root / "reports" / RUN_ID / "index.html").is_file()
     index = (root / "reports" / RUN_ID / "index.html").read_text()
