@@ -557,7 +557,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if reference is None:
         print(f"no {args.topology} reference run to estimate the measuring time from")
         return 0
-    done, pace = 0, None
+    done, pace, progress = 0, None, None
     if args.run_dir:
         from perflab.analysis.estimate import left_to_run, pace_of
 
@@ -582,7 +582,6 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         pace.factor if pace else 1.0,
     )
     print(lead + found.sentence())
-    progress = Path(args.run_dir) / "progress.log" if args.run_dir else None
     if args.after_calibration and progress is not None and progress.is_file():
         # Where a long run is watched: how long the rest should take, at the pace measured.
         log_progress(progress, f"estimate: {lead}{found.sentence()}")

@@ -333,10 +333,10 @@ class Pace:
         return (self.reference_ceiling_rps / self.ceiling_rps) ** PACE_EXPONENT
 
     def sentence(self) -> str:
+        # The factor itself the estimate's own sentence gives (Estimate.sentence).
         return (
             f"at this host's pace (calibration ceiling {self.ceiling_rps:,.0f} req/s against "
-            f"the reference's {self.reference_ceiling_rps:,.0f}: its CPU-bound seconds x"
-            f"{self.factor:.2f})"
+            f"the reference's {self.reference_ceiling_rps:,.0f})"
         )
 
 
