@@ -166,9 +166,9 @@ def resolve_group_vars(value):  # noqa: ANN001, ANN201 - any YAML value
 
 # The only intervals a page may call 95%: an error rate's, exact Clopper-Pearson or the
 # Chernoff-Hoeffding interval over cells, whose methods guarantee at least that. A percentile
-# bootstrap of 3 repeats never does (issue 12).
+# bootstrap of 3 repeats never does (issue 12). A bound such as "2.95%" is a value, not a label.
 OVERCLAIMED_INTERVAL = re.compile(
-    r"95%(?! exact Clopper-Pearson interval| Chernoff-Hoeffding interval over"
+    r"(?<![\d.])95%(?! exact Clopper-Pearson interval| Chernoff-Hoeffding interval over"
     r"| clustered Clopper-Pearson interval over| paired t interval of)|bootstrap"
 )
 

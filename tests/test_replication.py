@@ -218,6 +218,7 @@ def test_only_methods_that_reach_95_percent_are_labelled_so():
     assert f"{percent(DECIDING_COVERAGE)} clustered Clopper-Pearson interval over" in page
     assert overclaimed_intervals(page) == []
     assert overclaimed_intervals("0.00% [0.00%, 0.15%] (95% exact Clopper-Pearson interval)") == []
+    assert overclaimed_intervals("0.00% [0.00%, 2.95%] (90% clustered Clopper-Pearson") == []
     assert overclaimed_intervals("1.2x [1.1x, 1.3x] (95% percentile bootstrap)") == [
         "95%",
         "bootstrap",
