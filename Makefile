@@ -87,11 +87,12 @@ run-dir:
 
 # RUNS="a b ..." (run folders or data/readings/<run_id>.json files) pools those runs into
 # reports/pooled/ instead: every run a site (perflab.analysis.pooled), e.g.
-#   make report RUNS="$$(ls data/readings/*.json)"
+#   make report RUNS="data/readings/*.json"  (the recipe's shell expands the glob; a list with
+#   newlines in it, as from $(ls ...), is joined by spaces first)
 RUNS       ?=
 report: $(if $(RUNS),,run-dir) venv
 ifneq ($(strip $(RUNS)),)
-	$(BIN)/python -m perflab verdicts --runs $(RUNS) --out reports/pooled
+	$(BIN)/python -m perflab verdicts --runs $(strip $(RUNS)) --out reports/pooled
 else
 	$(BIN)/python -m perflab report --run-dir $(RUN) --out reports/$(notdir $(RUN:/=))
 endif
