@@ -48,8 +48,9 @@ CLOSE = cells(three_repeats([104, 105, 106], [100, 100.5, 101]))
 
 def test_tally_counts_each_verdict_and_leaves_out_zeros():
     verdicts = [judge(claim(), AHEAD), judge(claim(), AHEAD), judge(claim(), BEHIND)]
-    assert tally(verdicts) == "2 hold, 1 do not hold"
-    assert tally([judge(claim(), BEHIND)]) == "1 do not hold"
+    assert tally(verdicts) == "2 hold, 1 does not hold"
+    assert tally([judge(claim(), BEHIND)] * 2 + [judge(claim(), AHEAD)]) == "1 holds, 2 do not hold"
+    assert tally([judge(claim(), BEHIND)]) == "1 does not hold"
     assert tally([]) == "no claims"
 
 
@@ -60,12 +61,13 @@ def test_tally_counts_the_readings_this_design_cannot_decide_apart():
     noisy = judge(band, same, judging=Judging(margin=0.3))
     assert noisy.verdict == INCONCLUSIVE and noisy.reason.startswith("undecidable")
     assert tally([noisy, judge(claim(), AHEAD)]) == (
-        "1 hold, 1 inconclusive (1 of them undecidable by this design)"
+        "1 holds, 1 inconclusive (undecidable by this design)"
     )
     # Turned around: an interval across the threshold is open for the data, not the design.
     across = judge(claim(), cells(three_repeats([90, 110, 100], [100, 100, 100])))
     assert across.verdict == INCONCLUSIVE and not across.reason.startswith("undecidable")
     assert tally([across]) == "1 inconclusive"
+    assert tally([noisy, noisy, across]) == "3 inconclusive (2 of them undecidable by this design)"
 
 
 def test_index_links_evidence_and_flags_a_changed_verdict():
@@ -73,7 +75,7 @@ def test_index_links_evidence_and_flags_a_changed_verdict():
     alone = index_html(Replication("run-a", now), {"hello": "hello.html"})
     assert 'href="hello.html#claim-a-beats-b"' in alone
     assert "reference run" not in alone
-    assert "1 hold; " in alone
+    assert "1 holds; " in alone
     moved = index_html(
         Replication("run-a", now, "ref", [judge(claim(), BEHIND)]), {"hello": "hello.html"}
     )
@@ -93,7 +95,7 @@ def test_index_leaves_out_the_claims_of_studies_the_run_did_not_include():
     assert "The 1 claims of the studies this run did not include (orders) are not listed." in page
     assert "orders-claim" not in page and "a-beats-b" in page
     # Every claim still counts in the headline tally.
-    assert "1 hold, 1 not measured" in page
+    assert "1 holds, 1 not measured" in page
     # A run with cells of both studies lists both, and says nothing of a left-out study.
     full = index_html(Replication("run-a", both, studies=frozenset({"hello", "orders"})), {})
     assert "orders-claim" in full and "did not include" not in full
@@ -228,8 +230,8 @@ def test_only_methods_that_reach_95_percent_are_labelled_so():
 def test_tally_and_index_name_the_new_verdict_and_the_margin_used():
     verdicts = [judge(claim(), CLOSE), judge(claim(), AHEAD)]
     assert verdicts[0].verdict == AT_THRESHOLD
-    assert tally(verdicts) == "1 hold, 1 at their threshold"
-    assert tally([judge(claim(), AHEAD)]) == "1 hold"
+    assert tally(verdicts) == "1 holds, 1 at its threshold"
+    assert tally([judge(claim(), AHEAD)]) == "1 holds"
     page = index_html(Replication("run-a", verdicts), {})
     assert f">{AT_THRESHOLD}</span>" in page
     assert "Decision margin: 10%, from the floor: this run measures no noise floor" in page
@@ -337,7 +339,7 @@ def test_the_headline_counts_conclusions_and_states_its_multiplicity():
     alike = [judge(steady, AHEAD), judge(seed, AHEAD), judge(other, BEHIND)]
     sentence = conclusions_sentence(alike, Judging())
     assert "These 3 readings are 2 seed conclusions" in sentence
-    assert "1 hold in every reading, 1 do not hold in every reading, 0 differ" in sentence
+    assert "1 holds in every reading, 1 does not hold in every reading, 0 differ" in sentence
     assert "at most 5% per side (90% coverage). " in sentence
     # A run with looks spends 14% over them (10% + 4%): the sentence says so.
     looked = conclusions_sentence(alike, Judging(), family_alpha=0.14)
@@ -345,7 +347,7 @@ def test_the_headline_counts_conclusions_and_states_its_multiplicity():
     assert "false-discovery rate" in sentence and "of the 3 decided readings" in sentence
     # Turned around: the two readings of one conclusion disagree.
     apart = [judge(steady, AHEAD), judge(seed, BEHIND), judge(other, BEHIND)]
-    assert "0 hold in every reading, 1 do not hold in every reading, 1 differ" in (
+    assert "0 hold in every reading, 1 does not hold in every reading, 1 differs" in (
         conclusions_sentence(apart, Judging())
     )
 

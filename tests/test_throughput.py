@@ -340,6 +340,9 @@ def test_seed_table_and_published_comparison_use_the_own_pair():
     note = throughput.unmeasured_note(compared)
     assert note.startswith(f"Not measured in this run (its profile lacks them), {24 - len(shown)}")
     assert "512 MiB" in note and "10 GiB" in note
+    # A size measured in some modes names only the modes and implementations it lacks:
+    # Go's no-TLS and TLS 1 GiB cells are here, its mutual TLS one is not.
+    assert "1 GiB without TLS (C++, Python), with TLS (C++, Python), with mutual TLS (Go," in note
     everything = compared.assign(measured=1.0)
     assert throughput.unmeasured_note(everything) == ""
     ranked = throughput.ranking(compared)

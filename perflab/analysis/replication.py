@@ -440,16 +440,24 @@ def conclusions_sentence(
     looks = ""
     if family_alpha and family_alpha > 1 - judging.coverage + 1e-9:
         looks = f", {family_alpha / 2:.0%} per side over the run's looks"
+    undecided = len(groups) - every[HOLDS] - every[FAILS] - mixed
     return (
         f"These {len(verdicts)} readings are {len(groups)} seed conclusions (a conclusion's "
         f"readings: the seed's method and a steadier one, the library stack it ran): "
-        f"{every[HOLDS]} hold in every reading, {every[FAILS]} do not hold in every reading, "
-        f"{mixed} differ between readings, {len(groups) - every[HOLDS] - every[FAILS] - mixed}"
-        f" are undecided or not measured in every reading. Each reading's decision errs by "
+        f"{counted(every[HOLDS], 'holds', 'hold')} in every reading, "
+        f"{counted(every[FAILS], 'does not hold', 'do not hold')} in every reading, "
+        f"{counted(mixed, 'differs', 'differ')} between readings, "
+        f"{counted(undecided, 'is', 'are')} undecided or not measured in every reading. "
+        f"Each reading's decision errs by "
         f"chance with at most {side:.0%} per side ({percent(judging.coverage)} coverage)"
         f"{looks}. "
         f"{control.sentence()}"
     )
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """'1 holds', '0 hold', '3 hold': a count and its verb agreeing."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def tally(verdicts: list[Verdict]) -> str:
@@ -457,22 +465,27 @@ def tally(verdicts: list[Verdict]) -> str:
     2 not measured' (zero counts left out): an inconclusive reading the design, not the data,
     leaves open is counted apart, as the verdicts' reasons say it."""
     counts = Counter(v.verdict for v in verdicts)
+    # One claim and several read differently: "1 does not hold", "3 do not hold".
     words = {
-        HOLDS: "hold",
-        FAILS: "do not hold",
-        AT_THRESHOLD: "at their threshold",
-        INCONCLUSIVE: "inconclusive",
+        HOLDS: ("holds", "hold"),
+        FAILS: ("does not hold", "do not hold"),
+        AT_THRESHOLD: ("at its threshold", "at their threshold"),
+        INCONCLUSIVE: ("inconclusive", "inconclusive"),
+        NOT_MEASURED: ("not measured", "not measured"),
     }
-    words[NOT_MEASURED] = "not measured"
     by_design = sum(
         v.verdict == INCONCLUSIVE and v.reason.startswith(UNDECIDABLE) for v in verdicts
     )
     parts = []
     for verdict in VERDICTS:
         if counts[verdict]:
-            part = f"{counts[verdict]} {words[verdict]}"
+            part = f"{counts[verdict]} {words[verdict][counts[verdict] != 1]}"
             if verdict == INCONCLUSIVE and by_design:
-                part += f" ({by_design} of them {UNDECIDABLE})"
+                part += (
+                    f" ({UNDECIDABLE})"
+                    if by_design == counts[verdict] == 1
+                    else f" ({by_design} of them {UNDECIDABLE})"
+                )
             parts.append(part)
     return ", ".join(parts) if parts else "no claims"
 

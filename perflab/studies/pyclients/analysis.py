@@ -305,7 +305,7 @@ def uvloop_sentence(summary: pd.DataFrame) -> str:
             changes.append(f"{CLIENT_NAMES[client]} {change:+.0f}%")
     if not changes:
         return ""
-    return "uvloop changes steady request-reply time per call by " + ", ".join(changes) + "."
+    return "uvloop changes steady request-reply time per call: " + ", ".join(changes) + "."
 
 
 def findings(summary: pd.DataFrame) -> str:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 STUDY = "throughput"
 KEYS = ["scenario", "implementation", "client", "pair", "payload_bytes"]
 SECURITIES = ["none", "tls", "mtls"]
+MODE_WORDS = {"none": "without TLS", "tls": "with TLS", "mtls": "with mutual TLS"}
 FLOOR_TCP, FLOOR_CIPHER = "floor_tcp", "floor_cipher"
 NAMES = {"go": "Go", "cpp": "C++", "python": "Python", "python_aio": "Python grpc.aio"}
 GIB = 2**30
@@ -404,13 +405,20 @@ def unmeasured_note(compared: pd.DataFrame) -> str:
     missing = compared[compared["published"].notna() & compared["measured"].isna()]
     if missing.empty:
         return ""
-    by_size = missing.groupby("payload_bytes", sort=True)
-    parts = [
-        f"{size_label(size)} ({len(rows)} rows: "
-        + ", ".join(sorted({NAMES.get(i, i) for i in rows["implementation"]}))
-        + ")"
-        for size, rows in by_size
-    ]
+    # Per size, each security mode with the implementations it lacks: a size this run
+    # measured without TLS only reads "512 MiB with TLS (C++, Go), ...", not as if unmeasured.
+    parts = []
+    for size, at_size in missing.groupby("payload_bytes", sort=True):
+        modes = [
+            f"{MODE_WORDS.get(mode, mode)} ("
+            + ", ".join(sorted({NAMES.get(i, i) for i in rows["implementation"]}))
+            + ")"
+            for mode, rows in sorted(
+                at_size.groupby("scenario"),
+                key=lambda kv: SECURITIES.index(kv[0]) if kv[0] in SECURITIES else len(SECURITIES),
+            )
+        ]
+        parts.append(f"{size_label(size)} " + ", ".join(modes))
     return (
         f"Not measured in this run (its profile lacks them), {len(missing)} of the seed's "
         f"{len(compared)} published figures: " + "; ".join(parts) + "."
