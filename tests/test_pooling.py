@@ -238,6 +238,8 @@ def test_an_error_rate_claim_some_run_measured_reads_not_pooled_not_not_measured
     assert "not measured" not in said
     html = page([ratio, errors], runs, {})
     assert "not pooled; 3 runs measured it" in html and "<td>0 / 0</td>" not in html
+    # The pooled interval names its method beside its coverage, as every interval does.
+    assert f"] ({ratio.deciding.pooled.coverage:.0%} Hartung-Knapp)</td>" in html
     assert agreement(HOLDS, errors) == errors.reason
     # Without an error-rate claim the lead names none.
     assert "not pooled" not in lead([ratio], runs)

@@ -66,7 +66,8 @@ def ratio(claim: Claim, value: float) -> str:
 
 def pooled_effect(claim: Claim, p: Pooled) -> str:
     interval = f"[{ratio(claim, p.low)}, {ratio(claim, p.high)}]"
-    return f"{ratio(claim, p.estimate)} {interval} ({p.coverage:.0%})"
+    # The method beside the coverage, as every interval on a page states both.
+    return f"{ratio(claim, p.estimate)} {interval} ({p.coverage:.0%} Hartung-Knapp)"
 
 
 def runs_measured(count: int) -> str:
@@ -335,7 +336,7 @@ def page(
         "newest run measuring it",
         "pooled verdict",
         "published",
-        "pooled effect [CI]",
+        "pooled effect [Hartung-Knapp interval]",
         "tau (log) [95% Q-profile]",
         "I²",
         "prediction, new machine (nominal 95%)",
