@@ -8,7 +8,15 @@ import pandas as pd
 import pytest
 
 from perflab.analysis.claims import ClaimsError, on_stacks, parse_claim, read_claims
-from perflab.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, Verdict, judge
+from perflab.analysis.verdicts import (
+    AT_THRESHOLD,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    Verdict,
+    judge,
+)
 from perflab.contract.matrix import expand
 from perflab.studies import get_study
 from perflab.studies.pyclients import analysis as pyclients
@@ -153,7 +161,7 @@ def test_verdicts_that_differ_by_stack_follow_the_library_versions():
 
 def test_the_same_non_replication_on_both_stacks_follows_the_machine():
     text = pyclients.stack_attribution(verdicts(FAILS, FAILS))
-    assert "`aio-slower` does not hold on both library stacks" in text
+    assert "`aio-slower` holds on neither library stack" in text
     assert "follows the machine" in text and "follows the library versions" not in text
 
 
@@ -161,6 +169,12 @@ def test_holding_or_undecided_on_both_stacks_attributes_no_non_replication():
     assert "replicates whatever the versions" in pyclients.stack_attribution(verdicts(HOLDS, HOLDS))
     undecided = pyclients.stack_attribution(verdicts(INCONCLUSIVE, INCONCLUSIVE))
     assert "attributes nothing" in undecided and "follows" not in undecided
+    # At its threshold on both stacks is no non-replication either (it once read as one).
+    at_threshold = pyclients.stack_attribution(verdicts(AT_THRESHOLD, AT_THRESHOLD))
+    assert "is at its threshold on both library stacks: this run attributes nothing" in (
+        at_threshold
+    )
+    assert "follows" not in at_threshold
 
 
 def test_a_run_without_the_seed_stack_says_no_claim_was_measured_on_both():

@@ -340,12 +340,15 @@ def stack_sentence(current: v.Verdict, seed: v.Verdict) -> str:
         )
     if current.verdict == v.HOLDS:
         return f"{name} holds on both library stacks: it replicates whatever the versions."
-    if current.verdict == v.INCONCLUSIVE:
-        return f"{name} is undecided on both library stacks: this run attributes nothing."
+    if current.verdict == v.FAILS:
+        return (
+            f"{name} holds on neither library stack, the seed's ({SEED_STACK}) included: "
+            "the non-replication follows the machine, not the library versions."
+        )
+    # Undecided or at its threshold on both: neither is a non-replication to attribute.
     return (
-        f"{name} {v.STATES[current.verdict]} on both library stacks, the seed's "
-        f"({SEED_STACK}) included: the non-replication follows the machine, not the "
-        "library versions."
+        f"{name} {v.STATES[current.verdict]} on both library stacks: this run attributes "
+        "nothing."
     )
 
 
