@@ -40,6 +40,7 @@ def test_notebook_executes_on_the_fixture_run(tmp_path):
     html = render(REPO / "notebooks" / "aws_io.ipynb", tmp_path, params, "aws_io")
     page = html.read_text()
     assert "Traceback" not in page
+    assert "<title>aws_io: aws_io_fixture</title>" in page
     answer = aws_io.unavailable_answer(
         aws_io.error_messages(read_folder(FIXTURE)), read_run(FIXTURE)
     )

@@ -87,6 +87,9 @@ def render(notebook: Path, out_dir: Path, parameters: dict[str, str], name: str)
             config=kernel_sockets(Path(scratch)),
         )
         nb = repeatable(nbformat.read(executed, as_version=4))
+    # The browser tab and bookmarks name the page, not nbconvert's default "Notebook".
+    run = Path(parameters.get("run_dir", "")).name
+    nb.metadata["title"] = f"{name}: {run}" if run else name
     exporter = HTMLExporter(
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
