@@ -122,6 +122,9 @@ def test_study_page_opens_with_sentences_and_the_reference_beside_them():
     new = study_html(Replication("run-a", [judge(claim(), AHEAD)], "ref", [absent]))
     assert "<b>Verdict differs from</b> the reference run: not measured.</small>" in new
     assert study_html(Replication("run-a", [])).startswith("<p>The seeds state no claim")
+    # Both kinds of page link back to the run's index beside them.
+    assert '<a href="index.html">' in study_html(Replication("run-a", []))
+    assert new.startswith('<p><a href="index.html">')
     # The cells a verdict rests on are named, folded under a count.
     verdict = judge(claim(), AHEAD)
     assert f"The {len(verdict.cell_ids)} cells it rests on" in page

@@ -910,12 +910,19 @@ def rests_on(verdict: Verdict) -> str:
     return "<small>" + "<br>".join(lines) + "</small>" if lines else ""
 
 
+# A study page sits beside its run's index (perflab report writes both into one folder).
+BACK_TO_INDEX = "<p><a href=\"index.html\">&larr; This run's index: every study's verdicts</a></p>"
+
+
 def study_html(replication: Replication) -> str:
     """A study page's opening: its claims' verdicts as sentences, each with an anchor."""
     verdicts = replication.verdicts
     if not verdicts:
-        return "<p>The seeds state no claim that this study decides.</p>"
-    lines = [f"<p>Of {len(verdicts)} published claims this study decides: {tally(verdicts)}.</p>"]
+        return "<p>The seeds state no claim that this study decides.</p>" + BACK_TO_INDEX
+    lines = [
+        BACK_TO_INDEX,
+        f"<p>Of {len(verdicts)} published claims this study decides: {tally(verdicts)}.</p>",
+    ]
     lines.append("<ul>")
     for verdict in verdicts:
         claim = verdict.claim
