@@ -487,6 +487,15 @@ def test_the_series_step_is_the_highest_held_rate_of_a_server_limited_search():
     ]
     shown = capacity.series_step(found)
     assert (shown["implementation"], shown["offered_rps"]) == ("py", 2000)
+    # One step that held at a rate whose other two failed is not the rate held.
+    lucky = rate_steps(2200, 30, held=False)
+    lucky[0] = step(2200, 1, 5, True, False)
+    one_of_three = [search("py", (2000, 2200, "server"), rate_steps(2000, 3) + lucky)]
+    assert capacity.series_step(one_of_three)["offered_rps"] == 2000
+    # Turned around: two of three held, so that rate is held and shown.
+    lucky[1] = step(2200, 2, 5, True, False)
+    two_of_three = [search("py", (2200, 0, "server"), rate_steps(2000, 3) + lucky)]
+    assert capacity.series_step(two_of_three)["offered_rps"] == 2200
     assert (
         capacity.series_step([search("s", (0, 500, "unplaced"), rate_steps(500, 30, held=False))])
         is None

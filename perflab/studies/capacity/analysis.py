@@ -536,9 +536,15 @@ def not_measured(
 
 def series_step(found: list[Search]) -> pd.Series | None:
     """The step shown as a time series: at the highest rate held by a server-limited
-    search (the steadiest evidence that a held step was steady), else any held step."""
+    search (the steadiest evidence that a held step was steady), else any held step. Only a
+    rate its search held counts (most of its steps held): one lucky step at a rate that
+    failed, above the knee the page reports, once stood for "the highest rate held"."""
     steps = all_steps(found)
-    held = steps[steps["held"]]
+    if steps.empty:
+        return None
+    by_rate = steps.groupby(["implementation", "search", "offered_rps"])["held"]
+    rate_held = 2 * by_rate.transform("sum") > by_rate.transform("count")
+    held = steps[steps["held"].astype(bool) & rate_held]
     if held.empty:
         return None
     knees = {b.implementation for b in brackets(found) if b.limit == "server"}
