@@ -356,6 +356,10 @@ def test_published_table_shows_counts_whole_and_their_ratio_as_a_ratio():
     assert faults["measured"] == 1.5 and faults["published"] == 0
     assert table.loc["time_per_call", "measured"] == 1.1  # not a count: as it was
     assert compared["measured"].dtype == float  # the figures' numbers stay numbers
+    # Each interval names its coverage and method; one repeat has none.
+    assert table.loc["ctx_switches_involuntary", "interval"] == "75%, range of 3 repeats"
+    assert table.loc["page_faults_major", "interval"].endswith("of 2 repeats")
+    assert "ci_low" not in table.columns
 
 
 def figure_calls(notebook: str) -> list[tuple[str, bool]]:

@@ -164,7 +164,7 @@ def published_vs_measured(summary: pd.DataFrame, published: pd.DataFrame) -> pd.
         mine, numeric, ["scenario", "client", "our method"], names, how="left", sort=False
     )
     columns = ["scenario", "client", "metric", "unit", "our method", "published", "measured"]
-    return table[[*columns, "ci_low", "ci_high", "ratio"]]
+    return table[[*columns, "ci_low", "ci_high", "n", "coverage", "interval", "ratio"]]
 
 
 def ratio_text(ratio: float) -> str | float:
@@ -188,7 +188,14 @@ def published_table(compared: pd.DataFrame) -> pd.DataFrame:
     shown = compared.dropna(subset=["published", "measured"])
     ratio = shown["ratio"].where(shown["ratio"].abs() != float("inf"))
     shown = shown.round(3).assign(ratio=[ratio_text(r) for r in ratio])
-    counted = ["published", "measured", "ci_low", "ci_high"]
+    # Each row's interval says its coverage and method ('75%, order statistics of 3
+    # repeats'), as every interval a page shows does.
+    labels = stats.interval_labels(shown) if len(shown) else []
+    shown = shown.drop(columns=["n", "coverage", "interval"]).rename(
+        columns={"ci_low": "interval low", "ci_high": "interval high"}
+    )
+    shown.insert(shown.columns.get_loc("interval high") + 1, "interval", labels)
+    counted = ["published", "measured", "interval low", "interval high"]
     return tables.counts_as_integers(shown, counted, rows=shown["unit"].isin(tables.COUNT_UNITS))
 
 
@@ -347,8 +354,7 @@ def stack_sentence(current: v.Verdict, seed: v.Verdict) -> str:
         )
     # Undecided or at its threshold on both: neither is a non-replication to attribute.
     return (
-        f"{name} {v.STATES[current.verdict]} on both library stacks: this run attributes "
-        "nothing."
+        f"{name} {v.STATES[current.verdict]} on both library stacks: this run attributes nothing."
     )
 
 
