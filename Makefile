@@ -25,7 +25,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # ansible-lint and ansible-playbook find their siblings (ansible-galaxy, ansible-config) here.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv lock setup run-args run run-dir report readings simulate simulate-pooling lab test test-fast unit-tests lint netns-up netns-down
+.PHONY: help venv lock setup run-args run run-dir report readings simulate simulate-pooling look-budget lab test test-fast unit-tests lint netns-up netns-down
 
 help:
 	@echo "make run     [PROFILE=smoke|quick|full] [RUN_ID=...] [STUDIES=\"hello orders\"] [TOPOLOGY=netns]"
@@ -179,6 +179,16 @@ unit-tests: venv
 simulate: venv
 	$(BIN)/python -m perflab.analysis.simulation $(TRIALS)
 	$(BIN)/python -m perflab.analysis.simulate_looks
+
+# What a look of each cap (2-12 min) would have decided, replayed on the committed quick runs
+# that took one (perflab.analysis.look_budget; about 2 min a run): quick's cap rests on it.
+LOOK_BUDGET_RUNS := 20261127T012251Z-quick 20261127T044109Z-quick 20261127T082212Z-quick \
+	20261127T111956Z-quick 20261127T210549Z-quick 20261128T010419Z-quick \
+	20261128T071013Z-quick 20261128T104258Z-quick 20261128T163832Z-quick \
+	20261128T205830Z-quick 20261129T041406Z-quick 20261201T230535Z-quick
+look-budget: venv
+	$(BIN)/python -m perflab look-budget $(addprefix data/,$(LOOK_BUDGET_RUNS)) \
+		--out data/experiments/20261202-look-budget/look_budget.json
 
 # Everything: lint first (cheap), then the hosts are set up, because live tests start real
 # servers and ghz. PERFLAB_REQUIRE_SETUP=1 turns a missing host prefix into a failure, where

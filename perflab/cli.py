@@ -609,6 +609,32 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_look_budget(args: argparse.Namespace) -> int:
+    """What each look cap would have decided on runs that took a look (table; --out: JSON)."""
+    for run_dir in args.runs:
+        if refused_run_dir("look-budget", run_dir):
+            return 2
+    from perflab.analysis.look_budget import as_json, replay_on_reference_claims, table
+
+    runs = []
+    for run_dir in args.runs:
+        try:
+            runs.append(
+                replay_on_reference_claims(
+                    run_dir, args.reference, claim_frame_hooks(), args.minutes
+                )
+            )
+        except ValueError as exc:
+            print(f"look-budget: {exc}", file=sys.stderr)
+            return 2
+        print(f"replayed {len(args.minutes)} caps on {Path(run_dir).name}", file=sys.stderr)
+    print(table(runs))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(as_json(runs), indent=1) + "\n")
+    return 0
+
+
 def cmd_phases(args: argparse.Namespace) -> int:
     """Where a run's measuring time went: the parts as a table, then per study (JSON)."""
     if refused_run_dir("phases", args.run_dir):
@@ -774,6 +800,17 @@ def parser() -> argparse.ArgumentParser:
         "--group-vars", default="inventory/group_vars/all", help="the full profile's rounds"
     )
     planner.set_defaults(func=cmd_plan)
+
+    budget = sub.add_parser(
+        "look-budget", help="what a look of each cap would have decided on runs that took one"
+    )
+    budget.add_argument("runs", nargs="+", help="run folders with an adaptive.json")
+    budget.add_argument(
+        "--minutes", type=float, nargs="+", default=[2, 4, 6, 8, 10, 12], help="the caps"
+    )
+    budget.add_argument("--reference", default="data/reference", help="claims and seed tables")
+    budget.add_argument("--out", default="", help="also write every replay here, as JSON")
+    budget.set_defaults(func=cmd_look_budget)
 
     phases = sub.add_parser("phases", help="where a run's measuring time went (table)")
     phases.add_argument("--run-dir", required=True)
