@@ -591,12 +591,9 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
     `pages` maps a study id to its rendered page; a study without one gets no link.
     """
     verdicts = replication.verdicts
-    lines = [
-        *headline_html(replication),
-        f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
-        noise_html(replication.noise, replication.by_study),
-        f"<p>{html.escape(looks_sentence(replication))}</p>",
-    ]
+    # The verdicts first (counts, then each seed's), then the table of evidence, then how
+    # they were decided: margins, the noise floor, the looks.
+    lines = [*headline_html(replication)]
     if replication.reference is not None:
         # A study the run left out is not a difference: its claims are not listed.
         compared = replication.listed()
@@ -638,6 +635,12 @@ def index_html(replication: Replication, pages: dict[str, str]) -> str:
             lines.append(conclusion_row(conclusion, readings, len(head)))
         lines += [index_row(replication, v, pages, powers[v.claim.id], notes) for v in readings]
     lines.append("</tbody></table>")
+    lines += [
+        '<h3 id="how-decided">How these verdicts were decided</h3>',
+        f"<p>{html.escape(replication.margin_sentence())} {html.escape(EFFECTS)}</p>",
+        noise_html(replication.noise, replication.by_study),
+        f"<p>{html.escape(looks_sentence(replication))}</p>",
+    ]
     return "\n".join(lines)
 
 
