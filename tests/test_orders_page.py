@@ -135,6 +135,23 @@ def test_tls_cost_leaves_out_configurations_run_one_way_and_says_how_many():
     assert shown["plaintext"].tolist()[1] == "911,000"  # rtt p50, three figures
 
 
+def test_pipelined_round_trips_are_said_to_measure_the_queue_not_tls():
+    fast_plain = {**TLS_METRICS, "rtt_p50": 14300.0}
+    queued_less = {**TLS_METRICS, "rtt_p50": 394.0}
+    pipelined = summary_of(
+        cell(fast_plain, mode="bidi_pipelined"),
+        cell(queued_less, mode="bidi_pipelined", security="tls"),
+    )
+    said = orders.tls_pipelined_sentence(orders.tls_cost(pipelined))
+    assert "measure that queue, not what TLS costs an order" in said
+    assert "(0.0276 to 1 here)" in said  # rtt p50 394/14300, rtt p99 equal
+    # Turned around: without pipelined rows there is nothing to explain.
+    lock_step = summary_of(
+        cell(TLS_METRICS, mode="bidi"), cell(TLS_METRICS, mode="bidi", security="tls")
+    )
+    assert orders.tls_pipelined_sentence(orders.tls_cost(lock_step)) == ""
+
+
 def test_tls_cost_keeps_configurations_of_other_workers_apart():
     summary = summary_of(
         cell(TLS_METRICS, clients=100, workers=10),
