@@ -479,7 +479,7 @@ def tally(verdicts: list[Verdict]) -> str:
     parts = []
     for verdict in VERDICTS:
         if counts[verdict]:
-            part = f"{counts[verdict]} {words[verdict][counts[verdict] != 1]}"
+            part = counted(counts[verdict], *words[verdict])
             if verdict == INCONCLUSIVE and by_design:
                 part += (
                     f" ({UNDECIDABLE})"
